@@ -1,0 +1,28 @@
+"""MHA Lab's core: attention maths, counts, inputs, charts and texts. No Streamlit in here
+except in ``mha_core.ui``, the one part that renders."""
+
+from mha_core.attention import (
+    Trace,
+    causal_mask,
+    merge_heads,
+    multi_head_attention,
+    repeat_kv,
+    scaled_dot_product_attention,
+    softmax,
+    split_heads,
+)
+from mha_core.counts import param_counts
+from mha_core.errors import LabError
+
+__all__ = [
+    "LabError",
+    "Trace",
+    "causal_mask",
+    "merge_heads",
+    "multi_head_attention",
+    "param_counts",
+    "repeat_kv",
+    "scaled_dot_product_attention",
+    "softmax",
+    "split_heads",
+]

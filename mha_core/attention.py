@@ -1,0 +1,230 @@
+"""Multi-head attention in numpy, returning every intermediate as a named, frozen Trace.
+
+Row-vector convention throughout (``y = x @ W``), as in PyTorch's ``nn.Linear`` weight
+transposed. The split and merge steps are an inverse pair (d2l.ai calls them
+``transpose_qkv`` / ``transpose_output``); every tensor a page shows is a field here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha_core.errors import LabError
+
+__all__ = [
+    "Trace",
+    "split_heads",
+    "merge_heads",
+    "repeat_kv",
+    "softmax",
+    "causal_mask",
+    "scaled_dot_product_attention",
+    "multi_head_attention",
+]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every intermediate of one multi-head attention forward pass, by name.
+
+    Shapes use n = sequence length, h = n_heads, g = n_kv_heads, d = d_head.
+    """
+
+    x: np.ndarray             # (n, d_model)   the input rows
+    q: np.ndarray             # (n, h*d)       x @ w_q
+    k: np.ndarray             # (n, g*d)       x @ w_k
+    v: np.ndarray             # (n, g*d)       x @ w_v
+    q_heads: np.ndarray       # (h, n, d)      split_heads(q)
+    k_heads: np.ndarray       # (g, n, d)      split_heads(k)
+    v_heads: np.ndarray       # (g, n, d)      split_heads(v)
+    raw_scores: np.ndarray    # (h, n, n)      q_i k_j^T, before scaling
+    scores: np.ndarray        # (h, n, n)      raw_scores / sqrt(d), before mask and softmax
+    mask: np.ndarray | None   # (n, n) bool    True where a query may look at a key
+    weights: np.ndarray       # (h, n, n)      softmax over keys (rows sum to 1)
+    head_outputs: np.ndarray  # (h, n, d)      weights @ v per head
+    concat: np.ndarray        # (n, h*d)       merge_heads(head_outputs)
+    output: np.ndarray        # (n, d_model)   concat @ w_o
+    n_heads: int
+    n_kv_heads: int
+    d_head: int
+    causal: bool
+
+    @property
+    def d_model(self) -> int:
+        return int(self.x.shape[1])
+
+    @property
+    def group_size(self) -> int:
+        """How many query heads share one K/V head (1 for plain MHA)."""
+        return self.n_heads // self.n_kv_heads
+
+    def kv_head_of(self, head: int) -> int:
+        """The K/V head that query head ``head`` reads (GQA grouping)."""
+        return head // self.group_size
+
+
+def split_heads(t: np.ndarray, n_heads: int) -> np.ndarray:
+    """(n, n_heads*d) -> (n_heads, n, d): column block i becomes head i."""
+    n, width = t.shape
+    return t.reshape(n, n_heads, width // n_heads).transpose(1, 0, 2)
+
+
+def merge_heads(t: np.ndarray) -> np.ndarray:
+    """(n_heads, n, d) -> (n, n_heads*d): the inverse of ``split_heads`` (concatenation)."""
+    h, n, d = t.shape
+    return t.transpose(1, 0, 2).reshape(n, h * d)
+
+
+def repeat_kv(t: np.ndarray, group_size: int) -> np.ndarray:
+    """(g, n, d) -> (g*group_size, n, d): each K/V head serves ``group_size`` query heads."""
+    return t if group_size == 1 else np.repeat(t, group_size, axis=0)
+
+
+def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax; entries equal to -inf get weight exactly 0."""
+    shifted = scores - np.max(scores, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """(n, n) bool: query i may look at keys 0..i only."""
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def scaled_dot_product_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Attention(Q, K, V) = softmax(QK^T / sqrt(d)) V, batched over a leading head axis.
+
+    Returns (raw_scores, scaled_scores, weights, outputs).
+    """
+    d = q.shape[-1]
+    raw = q @ np.swapaxes(k, -1, -2)
+    scaled = raw / np.sqrt(d)
+    masked = scaled if mask is None else np.where(mask, scaled, -np.inf)
+    weights = softmax(masked, axis=-1)
+    return raw, scaled, weights, weights @ v
+
+
+def _bias(b: np.ndarray | None, width: int, name: str) -> np.ndarray | int:
+    if b is None:
+        return 0
+    b = np.asarray(b)
+    if b.shape != (width,):
+        raise LabError(
+            "bias_shape",
+            "Bias {name} has shape {got}; it must be a vector of length {want}.",
+            name=name, got=tuple(b.shape), want=width,
+        )
+    return b
+
+
+def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads) -> int:
+    """Validate shapes in the order a student would check them; return d_head."""
+    if x.ndim != 2:
+        raise LabError("x_ndim", "X must be a matrix (n tokens × d_model), but it has {ndim} axes.",
+                       ndim=x.ndim)
+    n, d_model = x.shape
+    if n == 0:
+        raise LabError("x_empty", "X has no rows: there is no token to attend over.")
+    if not np.all(np.isfinite(x)):
+        raise LabError("not_finite", "{name} contains NaN or infinity; attention needs finite numbers.",
+                       name="X")
+    if n_heads < 1:
+        raise LabError("heads_positive", "The number of heads must be at least 1 (got {h}).", h=n_heads)
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise LabError(
+            "kv_divides",
+            "n_heads = {h} is not a multiple of n_kv_heads = {g}: every K/V head must serve "
+            "the same number of query heads.",
+            h=n_heads, g=n_kv_heads,
+        )
+    for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v), ("W_O", w_o)):
+        if w.ndim != 2:
+            raise LabError("w_ndim", "{name} must be a matrix, but it has {ndim} axes.",
+                           name=name, ndim=w.ndim)
+        if not np.all(np.isfinite(w)):
+            raise LabError("not_finite", "{name} contains NaN or infinity; attention needs finite numbers.",
+                           name=name)
+    for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
+        if w.shape[0] != d_model:
+            raise LabError(
+                "w_rows",
+                "{name} has {rows} rows but X has d_model = {d_model} columns; "
+                "in X @ {name} these must match.",
+                name=name, rows=w.shape[0], d_model=d_model,
+            )
+    inner = w_q.shape[1]
+    if inner % n_heads:
+        raise LabError(
+            "q_divides",
+            "W_Q gives {inner} columns, which cannot be cut into {h} equal heads.",
+            inner=inner, h=n_heads,
+        )
+    d_head = inner // n_heads
+    for name, w in (("W_K", w_k), ("W_V", w_v)):
+        if w.shape[1] != n_kv_heads * d_head:
+            raise LabError(
+                "kv_width",
+                "{name} has {cols} columns; with {g} K/V heads of d_head = {d} it needs {want}.",
+                name=name, cols=w.shape[1], g=n_kv_heads, d=d_head, want=n_kv_heads * d_head,
+            )
+    if w_o.shape[0] != inner:
+        raise LabError(
+            "o_rows",
+            "W_O has {rows} rows but the concatenated heads are {inner} wide; they must match.",
+            rows=w_o.shape[0], inner=inner,
+        )
+    if w_o.shape[1] != d_model:
+        raise LabError(
+            "o_cols",
+            "W_O has {cols} columns but the output must be d_model = {d_model} wide, like X.",
+            cols=w_o.shape[1], d_model=d_model,
+        )
+    return d_head
+
+
+def multi_head_attention(
+    x: np.ndarray,
+    w_q: np.ndarray,
+    w_k: np.ndarray,
+    w_v: np.ndarray,
+    w_o: np.ndarray,
+    n_heads: int,
+    *,
+    n_kv_heads: int | None = None,
+    causal: bool = False,
+    b_q: np.ndarray | None = None,
+    b_k: np.ndarray | None = None,
+    b_v: np.ndarray | None = None,
+    b_o: np.ndarray | None = None,
+) -> Trace:
+    """MultiHead(X) = Concat(head_1..head_h) W^O, head_i = Attention(X W_Q^i, X W_K^i, X W_V^i).
+
+    ``n_kv_heads`` < ``n_heads`` is grouped-query attention (1 = multi-query). Biases are
+    optional (real checkpoints have them). Bad shapes raise ``LabError`` (a ValueError).
+    """
+    x, w_q, w_k, w_v, w_o = (np.asarray(a) for a in (x, w_q, w_k, w_v, w_o))
+    g = n_heads if n_kv_heads is None else n_kv_heads
+    d_head = _check(x, w_q, w_k, w_v, w_o, n_heads, g)
+
+    q = x @ w_q + _bias(b_q, w_q.shape[1], "b_q")
+    k = x @ w_k + _bias(b_k, w_k.shape[1], "b_k")
+    v = x @ w_v + _bias(b_v, w_v.shape[1], "b_v")
+    q_heads, k_heads, v_heads = split_heads(q, n_heads), split_heads(k, g), split_heads(v, g)
+
+    mask = causal_mask(x.shape[0]) if causal else None
+    raw, scaled, weights, head_outputs = scaled_dot_product_attention(
+        q_heads, repeat_kv(k_heads, n_heads // g), repeat_kv(v_heads, n_heads // g), mask
+    )
+    concat = merge_heads(head_outputs)
+    output = concat @ w_o + _bias(b_o, w_o.shape[1], "b_o")
+    return Trace(
+        x=x, q=q, k=k, v=v, q_heads=q_heads, k_heads=k_heads, v_heads=v_heads,
+        raw_scores=raw, scores=scaled, mask=mask, weights=weights,
+        head_outputs=head_outputs, concat=concat, output=output,
+        n_heads=n_heads, n_kv_heads=g, d_head=d_head, causal=causal,
+    )

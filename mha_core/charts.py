@@ -1,0 +1,159 @@
+"""Altair chart builders: pure functions from arrays and labels to ``alt.Chart``.
+
+Palettes are colour-blind safe and keep their order in greyscale: viridis for weights
+(0..1), blue-orange for signed values, Okabe–Ito for head identities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+# Okabe & Ito (2008), the usual colour-blind-safe qualitative palette (black moved last).
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+WEIGHT_SCHEME = "viridis"
+SIGNED_SCHEME = "blueorange"
+
+
+def head_colour(i: int) -> str:
+    """The colour of head i everywhere in the app."""
+    return OKABE_ITO[i % len(OKABE_ITO)]
+
+
+def matrix_frame(m: np.ndarray, rows: Sequence[str], cols: Sequence[str], value: str = "value") -> pd.DataFrame:
+    """Long-form table of a matrix: one row per cell, with row/column labels."""
+    r, c = np.meshgrid(np.arange(m.shape[0]), np.arange(m.shape[1]), indexing="ij")
+    return pd.DataFrame({
+        "row": np.asarray(rows, dtype=object)[r.ravel()],
+        "col": np.asarray(cols, dtype=object)[c.ravel()],
+        value: np.round(m.ravel().astype(float), 4),
+    })
+
+
+def heatmap(
+    m: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    title: str = "",
+    row_title: str = "",
+    col_title: str = "",
+    value_title: str = "value",
+    signed: bool = False,
+    domain: tuple[float, float] | None = None,
+    size: int = 220,
+    show_col_labels: bool = True,
+) -> alt.Chart:
+    """A matrix as coloured cells with tooltips (row, column, value)."""
+    df = matrix_frame(m, rows, cols, "value")
+    if domain is None:
+        lim = float(np.max(np.abs(m))) if m.size and np.isfinite(m).any() else 1.0
+        domain = (-lim, lim) if signed else (0.0, max(lim, 1e-9))
+    scale = alt.Scale(scheme=SIGNED_SCHEME if signed else WEIGHT_SCHEME, domain=list(domain))
+    x_axis = alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=10) if show_col_labels else None
+    return (
+        alt.Chart(df, title=title)
+        .mark_rect()
+        .encode(
+            x=alt.X("col:O", sort=list(cols), title=col_title, axis=x_axis),
+            y=alt.Y("row:O", sort=list(rows), title=row_title, axis=alt.Axis(labelLimit=70, labelFontSize=10)),
+            color=alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom")),
+            tooltip=[alt.Tooltip("row:O", title=row_title or "row"), alt.Tooltip("col:O", title=col_title or "col"),
+                     alt.Tooltip("value:Q", title=value_title, format=".3f")],
+        )
+        .properties(width="container", height=size)
+    )
+
+
+def columns_by_head(
+    m: np.ndarray, n_heads: int, rows: Sequence[str], *, title: str = "", head_label: str = "head",
+    row_title: str = "", col_title: str = "", size: int = 220,
+) -> alt.Chart:
+    """(n, h·d) matrix drawn as column blocks, one colour per head, darker where |value| is larger."""
+    n, width = m.shape
+    d = width // n_heads
+    cols = [str(j) for j in range(width)]
+    df = matrix_frame(m, rows, cols, "value")
+    col_idx = np.tile(np.arange(width), n)
+    df["head"] = [f"{head_label} {j // d}" for j in col_idx]
+    df["strength"] = np.abs(df["value"]) / max(float(np.max(np.abs(m))), 1e-12)
+    heads = [f"{head_label} {i}" for i in range(n_heads)]
+    return (
+        alt.Chart(df, title=title)
+        .mark_rect()
+        .encode(
+            x=alt.X("col:O", sort=cols, title=col_title, axis=alt.Axis(labels=False, ticks=False)),
+            y=alt.Y("row:O", sort=list(rows), title=row_title, axis=alt.Axis(labelLimit=70, labelFontSize=10)),
+            color=alt.Color("head:N", scale=alt.Scale(domain=heads, range=[head_colour(i) for i in range(n_heads)]),
+                            legend=alt.Legend(orient="bottom", columns=8), title=None),
+            opacity=alt.Opacity("strength:Q", scale=alt.Scale(domain=[0, 1], range=[0.12, 1]), legend=None),
+            tooltip=["head:N", alt.Tooltip("row:O", title=row_title or "row"), alt.Tooltip("col:O", title=col_title or "col"),
+                     alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(width="container", height=size)
+    )
+
+
+def pipeline_diagram(
+    n_heads: int, n: int, d_model: int, d_head: int, head_names: Sequence[str],
+    *, labels: dict[str, str],
+) -> alt.Chart:
+    """X → h heads (each n×d_head) → Concat → ×W^O → output, drawn for the current h.
+
+    ``labels`` gives translated captions for the keys "input", "concat", "wo", "output".
+    """
+    shown = list(range(n_heads)) if n_heads <= 8 else [0, 1, 2, -1, n_heads - 2, n_heads - 1]
+    rows = len(shown)
+    boxes, links = [], []
+    mid = (rows - 1) / 2
+    stages = [("input", f"{labels['input']}\nX  ({n} × {d_model})", 0, "#444444")]
+    for slot, i in enumerate(shown):
+        y = slot - mid
+        if i == -1:
+            boxes.append({"x": 1.0, "y": y, "text": "⋯", "colour": "#888888", "w": 0})
+            continue
+        name = head_names[i] if i < len(head_names) else ""
+        boxes.append({"x": 1.0, "y": y, "text": f"head {i}  ({n} × {d_head})\n{name}", "colour": head_colour(i), "w": 1})
+        links.append({"x": 0.0, "y": 0.0, "x2": 1.0, "y2": y, "colour": head_colour(i)})
+        links.append({"x": 1.0, "y": y, "x2": 2.0, "y2": 0.0, "colour": head_colour(i)})
+    stages += [
+        ("concat", f"{labels['concat']}\n({n} × {n_heads * d_head})", 2, "#444444"),
+        ("wo", f"{labels['wo']}\n× W^O ({n_heads * d_head} × {d_model})", 3, "#444444"),
+        ("output", f"{labels['output']}\n({n} × {d_model})", 4, "#444444"),
+    ]
+    for _, text, x, colour in stages:
+        boxes.append({"x": float(x), "y": 0.0, "text": text, "colour": colour, "w": 1})
+    links += [{"x": 2.0, "y": 0.0, "x2": 3.0, "y2": 0.0, "colour": "#444444"},
+              {"x": 3.0, "y": 0.0, "x2": 4.0, "y2": 0.0, "colour": "#444444"}]
+    b, ln = pd.DataFrame(boxes), pd.DataFrame(links)
+    xs = alt.Scale(domain=[-0.5, 4.5])
+    ys = alt.Scale(domain=[mid + 0.7, -mid - 0.7])
+    rule = alt.Chart(ln).mark_rule(strokeWidth=2, opacity=0.6).encode(
+        x=alt.X("x:Q", scale=xs, axis=None), y=alt.Y("y:Q", scale=ys, axis=None), x2="x2:Q", y2="y2:Q",
+        color=alt.Color("colour:N", scale=None))
+    dots = alt.Chart(b[b["w"] > 0]).mark_point(size=2200, shape="square", filled=True, opacity=0.15).encode(
+        x=alt.X("x:Q", scale=xs), y=alt.Y("y:Q", scale=ys), color=alt.Color("colour:N", scale=None))
+    text = alt.Chart(b).mark_text(fontSize=12, lineBreak="\n", fontWeight="bold").encode(
+        x=alt.X("x:Q", scale=xs), y=alt.Y("y:Q", scale=ys), text="text:N", color=alt.Color("colour:N", scale=None))
+    return (rule + dots + text).properties(width="container", height=max(180, 62 * rows)).configure_view(stroke=None)
+
+
+def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value_title: str = "",
+        colours: Sequence[str] | None = None, height: int = 200) -> alt.Chart:
+    """Horizontal bars, one per name, in the given colours (default: head colours)."""
+    colours = list(colours) if colours is not None else [head_colour(i) for i in range(len(names))]
+    df = pd.DataFrame({"name": list(names), "value": np.round(np.asarray(values, dtype=float), 4)})
+    return (
+        alt.Chart(df, title=title)
+        .mark_bar()
+        .encode(
+            y=alt.Y("name:N", sort=list(names), title=None),
+            x=alt.X("value:Q", title=value_title),
+            color=alt.Color("name:N", scale=alt.Scale(domain=list(names), range=colours), legend=None),
+            tooltip=["name:N", alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(width="container", height=height)
+    )

@@ -1,0 +1,49 @@
+"""Translation catalogs: every visible string, in zh and en, from assets/i18n/<lang>/*.toml.
+
+Each TOML file holds one area of the app (``common.toml``, ``split.toml`` …); nested tables
+become dotted keys, so ``[split] title = "…"`` is ``t("split.title")``.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+LANGS = ("zh", "en")
+DEFAULT_LANG = "zh"
+CATALOG_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
+
+
+def _flatten(table: dict, prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+@functools.cache
+def catalog(lang: str) -> dict[str, str]:
+    """All keys of one language, merged from every file of its folder (read once per process)."""
+    merged: dict[str, str] = {}
+    for path in sorted((CATALOG_DIR / lang).glob("*.toml")):
+        with path.open("rb") as f:
+            merged.update(_flatten(tomllib.load(f)))
+    return merged
+
+
+def translate(lang: str, key: str, **params: object) -> str:
+    """The text for ``key`` in ``lang`` with ``{name}`` fields filled; a missing key shows as ⟦key⟧."""
+    text = catalog(lang if lang in LANGS else DEFAULT_LANG).get(key)
+    if text is None:
+        return f"⟦{key}⟧"
+    return text.format(**params) if params else text
+
+
+def lang_from_locale(locale: str | None) -> str:
+    """Browser locale -> app language: English for en-*, Chinese otherwise."""
+    return "en" if (locale or "").lower().startswith("en") else "zh"

@@ -1,0 +1,190 @@
+"""From a sentence to X, and the weight matrices the walkthrough uses.
+
+X's rows are [content | position]: the first half is a token's meaning (a deterministic
+random vector per token), the second half a sinusoidal position code. Real models add the
+two; the lab keeps them side by side so a student can see which half a head reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha_core.errors import LabError
+
+MAX_TOKENS = 24
+WEIGHT_MODES = ("illustrative", "random")
+# The question each illustrative head asks, cycled when h is larger than the list.
+HEAD_KINDS = ("previous", "same_word", "next", "broad", "two_back", "local")
+_SHARP = 16.0  # peak score of a hand-built head: large enough that softmax picks one key
+_MIN_OMEGA = 0.15  # slower sin/cos pairs are nearly constant over a sentence and only blur a peak
+
+_TOKEN_RE = re.compile(
+    r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff]"      # one CJK character (or kana) per token
+    r"|[^\W\d_]+(?:['’][^\W\d_]+)*"                      # a word (any script), with apostrophes
+    r"|\d+(?:[.,]\d+)*"                                  # a number
+    r"|[^\w\s]"                                          # one punctuation mark or symbol
+)
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A tokenised sentence; ``dropped`` counts tokens cut off by the length cap."""
+
+    tokens: tuple[str, ...]
+    dropped: int = 0
+
+
+def tokenize(sentence: str, max_tokens: int = MAX_TOKENS) -> Tokens:
+    """Split words (Latin etc.) and single characters (Chinese); cap the length."""
+    found = _TOKEN_RE.findall(sentence or "")
+    if not found:
+        raise LabError("empty_sentence", "The sentence has no words or characters to attend over.")
+    return Tokens(tuple(found[:max_tokens]), max(0, len(found) - max_tokens))
+
+
+def _token_seed(token: str) -> int:
+    return int.from_bytes(hashlib.blake2b(token.lower().encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def split_dims(d_model: int) -> tuple[int, int]:
+    """(content dims, position dims) of a row of X; position dims are even (sin/cos pairs)."""
+    d_pos = 2 * max(1, d_model // 4)
+    return d_model - d_pos, d_pos
+
+
+def frequencies(d_pos: int) -> np.ndarray:
+    """Angular frequency of each sin/cos pair, as in Vaswani et al. 2017 (base 10000)."""
+    return 1.0 / 10000 ** (np.arange(0, d_pos, 2) / d_pos)
+
+
+def positional_encoding(n: int, d_pos: int) -> np.ndarray:
+    """(n, d_pos) sinusoidal code, pairs (sin ωt, cos ωt), highest frequency first."""
+    angles = np.arange(n)[:, None] * frequencies(d_pos)[None, :]
+    pe = np.empty((n, d_pos))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe
+
+
+def content_embedding(tokens: tuple[str, ...], d_content: int) -> np.ndarray:
+    """(n, d_content) unit vectors; the same token (case-insensitive) always gets the same one."""
+    rows = []
+    for tok in tokens:
+        v = np.random.default_rng(_token_seed(tok)).standard_normal(d_content)
+        rows.append(v / np.linalg.norm(v))
+    return np.array(rows).reshape(len(tokens), d_content)
+
+
+def embed(tokens: tuple[str, ...], d_model: int) -> np.ndarray:
+    """X = [content | position], shape (n, d_model)."""
+    d_c, d_p = split_dims(d_model)
+    return np.hstack([content_embedding(tokens, d_c), positional_encoding(len(tokens), d_p)])
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The four projection matrices, and what each head was built to do (None when random)."""
+
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+    mode: str
+    head_kinds: tuple[str, ...] | None = None
+
+
+def _orthonormal(rows: int, cols: int, rng: np.random.Generator) -> np.ndarray:
+    """A (rows, cols) matrix with orthonormal columns (or rows, when cols > rows)."""
+    a = rng.standard_normal((max(rows, cols), min(rows, cols)))
+    qm, _ = np.linalg.qr(a)
+    return qm[:rows, :] if rows >= cols else qm[:cols, :].T
+
+
+def _rotation_block(omega: float, shift: int) -> np.ndarray:
+    """Row-vector map (sin ωt, cos ωt) -> (sin ω(t+shift), cos ω(t+shift))."""
+    c, s = np.cos(omega * shift), np.sin(omega * shift)
+    return np.array([[c, -s], [s, c]])
+
+
+def _position_head(d_model: int, d_head: int, shift: int, pairs: np.ndarray, peak: float):
+    """W_Q, W_K for a head whose query at t looks for the key at t+shift (via PE rotation)."""
+    d_c, d_p = split_dims(d_model)
+    omegas = frequencies(d_p)
+    w_q, w_k = np.zeros((d_model, d_head)), np.zeros((d_model, d_head))
+    pairs = pairs[: d_head // 2]
+    for slot, m in enumerate(pairs):
+        rows, cols = slice(d_c + 2 * m, d_c + 2 * m + 2), slice(2 * slot, 2 * slot + 2)
+        w_q[rows, cols] = _rotation_block(omegas[m], shift)
+        w_k[rows, cols] = np.eye(2)
+    # q·k at the target = len(pairs); scale so the scaled score (÷√d_head) peaks at `peak`.
+    return w_q * peak * np.sqrt(d_head) / max(1, len(pairs)), w_k
+
+
+def _content_head(d_model: int, d_head: int, rng: np.random.Generator, peak: float):
+    """W_Q = W_K reading the content half: a token scores highest against the same token."""
+    d_c, _ = split_dims(d_model)
+    k = min(d_head, d_c)
+    proj = np.zeros((d_model, d_head))
+    proj[:d_c, :k] = _orthonormal(d_c, k, rng)
+    scale = np.sqrt(peak * np.sqrt(d_head) * d_c / k)  # E|proj^T e|^2 = k/d_c for a unit e
+    return proj * scale, proj * scale
+
+
+def illustrative_weights(d_model: int, n_heads: int, d_head: int, seed: int = 0) -> Weights:
+    """Hand-built W_Q/W_K so heads visibly ask different questions (constructed, not trained)."""
+    rng = np.random.default_rng(seed)
+    _, d_p = split_dims(d_model)
+    omegas = frequencies(d_p)
+    sharp = np.flatnonzero(omegas >= _MIN_OMEGA)                 # fast pairs: a sharp peak
+    smooth = np.flatnonzero(omegas <= 0.5) if np.any(omegas <= 0.5) else sharp
+    kinds = tuple(HEAD_KINDS[i % len(HEAD_KINDS)] for i in range(n_heads))
+    qs, ks = [], []
+    for kind in kinds:
+        if kind == "same_word":
+            wq, wk = _content_head(d_model, d_head, rng, _SHARP)
+        elif kind == "broad":
+            wq, wk = np.zeros((d_model, d_head)), rng.standard_normal((d_model, d_head)) / np.sqrt(d_model)
+        elif kind == "local":
+            wq, wk = _position_head(d_model, d_head, 0, smooth, _SHARP / 2)
+        else:
+            shift = {"previous": -1, "next": 1, "two_back": -2}[kind]
+            wq, wk = _position_head(d_model, d_head, shift, sharp, _SHARP)
+        qs.append(wq)
+        ks.append(wk)
+    d_c, _ = split_dims(d_model)
+    # W_V reads a token's content, so a head's output says *what* it found.
+    w_v = np.hstack([_padded(_orthonormal(d_c, min(d_head, d_c), rng), d_model, d_head) for _ in kinds])
+    w_o = _orthonormal(n_heads * d_head, d_model, rng)
+    return Weights(np.hstack(qs), np.hstack(ks), w_v, w_o, "illustrative", kinds)
+
+
+def _padded(block: np.ndarray, d_model: int, d_head: int) -> np.ndarray:
+    out = np.zeros((d_model, d_head))
+    out[: block.shape[0], : block.shape[1]] = block
+    return out
+
+
+def random_weights(d_model: int, n_heads: int, d_head: int, seed: int = 0, n_kv_heads: int | None = None) -> Weights:
+    """Seeded Gaussian initialisation with variance 1/fan_in, as at the start of training."""
+    rng = np.random.default_rng(seed)
+    g = n_heads if n_kv_heads is None else n_kv_heads
+    inner = n_heads * d_head
+    return Weights(
+        rng.standard_normal((d_model, inner)) / np.sqrt(d_model),
+        rng.standard_normal((d_model, g * d_head)) / np.sqrt(d_model),
+        rng.standard_normal((d_model, g * d_head)) / np.sqrt(d_model),
+        rng.standard_normal((inner, d_model)) / np.sqrt(inner),
+        "random",
+    )
+
+
+def make_weights(mode: str, d_model: int, n_heads: int, d_head: int, seed: int = 0) -> Weights:
+    """The weights for a weight mode (``WEIGHT_MODES``); later modes (trained) plug in here."""
+    if mode == "illustrative":
+        return illustrative_weights(d_model, n_heads, d_head, seed)
+    if mode == "random":
+        return random_weights(d_model, n_heads, d_head, seed)
+    raise LabError("weight_mode", "Unknown weight mode {mode!r}.", mode=mode)

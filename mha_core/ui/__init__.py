@@ -1,0 +1,5 @@
+"""The only part of mha_core that imports Streamlit: the page frame and shared renderers."""
+
+from mha_core.ui.i18n import lang, t
+
+__all__ = ["lang", "t"]

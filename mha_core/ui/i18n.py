@@ -1,0 +1,20 @@
+"""``t(key)`` in the language the student chose (kept in session state)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mha_core.i18n import DEFAULT_LANG, LANGS, translate
+
+LANG_KEY = "lang"
+
+
+def lang() -> str:
+    """The current language code ("zh" or "en")."""
+    value = st.session_state.get(LANG_KEY, DEFAULT_LANG)
+    return value if value in LANGS else DEFAULT_LANG
+
+
+def t(key: str, **params: object) -> str:
+    """Translate ``key`` into the current language."""
+    return translate(lang(), key, **params)

@@ -1,0 +1,40 @@
+"""The app's pages, in teaching order. app.py turns this list into ``st.navigation``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page: its stable key (URL path, i18n prefix ``nav.<key>``), script and section."""
+
+    key: str
+    script: str
+    icon: str
+    section: str            # i18n key of the navigation section
+    pipeline: bool = False  # shows the shared h / d_head controls in the sidebar
+
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("overview", "pages/overview.py", ":material/hub:", "nav.section_learn", True),
+    PageSpec("split", "pages/split.py", ":material/call_split:", "nav.section_learn", True),
+    PageSpec("attend", "pages/attend.py", ":material/grid_on:", "nav.section_learn", True),
+    PageSpec("concat", "pages/concat.py", ":material/merge:", "nav.section_learn", True),
+    PageSpec("cost", "pages/cost.py", ":material/calculate:", "nav.section_labs"),
+    PageSpec("heads", "pages/heads.py", ":material/psychology:", "nav.section_labs"),
+    PageSpec("quiz", "pages/quiz.py", ":material/quiz:", "nav.section_check"),
+)
+
+
+def available_pages() -> tuple[PageSpec, ...]:
+    """The registered pages whose script exists (features land page by page)."""
+    return tuple(p for p in PAGES if (ROOT / p.script).is_file())
+
+
+def spec(key: str) -> PageSpec:
+    """The page with this key."""
+    return next(p for p in PAGES if p.key == key)

@@ -1,0 +1,98 @@
+"""Shared renderers every page uses: header, errors, shapes, source, heatmap grids."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import streamlit as st
+
+from mha_core import charts
+from mha_core.errors import LabError
+from mha_core.inputs import MAX_TOKENS
+from mha_core.ui import compute
+from mha_core.ui.i18n import t
+from mha_core.ui.state import Settings
+from mha_core.walkthrough import Walkthrough
+
+
+def page_header(key: str) -> None:
+    """Title and one-line lead of a page (``<key>.title`` / ``<key>.lead``)."""
+    st.title(t(f"{key}.title"))
+    st.caption(t(f"{key}.lead"))
+
+
+def show_error(err: LabError) -> None:
+    """A translated, student-readable message instead of a traceback."""
+    st.error(t(f"errors.{err.key}", **err.params), icon=":material/error:")
+
+
+def walkthrough_or_stop(s: Settings) -> Walkthrough:
+    """The trace for the settings; on bad input show why and stop the page (no traceback)."""
+    try:
+        wt = compute.walkthrough(s)
+    except LabError as err:
+        show_error(err)
+        st.stop()
+    if wt.tokens.dropped:
+        st.info(t("common.truncated", max=MAX_TOKENS, dropped=wt.tokens.dropped), icon=":material/content_cut:")
+    return wt
+
+
+def shapes(rows: Sequence[tuple[str, tuple[int, ...], str]]) -> None:
+    """A table of tensors: name, live shape, and what it is (i18n key)."""
+    body = "\n".join(f"| `{name}` | `{' × '.join(map(str, shape))}` | {t(meaning)} |" for name, shape, meaning in rows)
+    st.markdown(f"| {t('common.tensor')} | {t('common.shape')} | {t('common.meaning')} |\n|---|---|---|\n{body}")
+
+
+def source(*objs: Callable) -> None:
+    """The core functions' own source, as it ran: what the page shows is what this code computed."""
+    with st.expander(t("common.code_that_ran"), icon=":material/code:"):
+        for obj in objs:
+            st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
+            st.code(inspect.getsource(obj), language="python")
+
+
+def head_title(wt: Walkthrough, i: int) -> str:
+    """"head i · what it was built for" (illustrative) or "head i" (random)."""
+    kinds = wt.weights.head_kinds
+    if kinds:
+        return t("common.head_title_kind", i=i, kind=t(f"kinds.{kinds[i]}"))
+    return t("common.head_title", i=i)
+
+
+def heads_grid(
+    wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: bool = False,
+    per_row: int = 4, size: int = 200,
+) -> None:
+    """One heatmap per head, ``per_row`` to a row (rows stack on a phone)."""
+    labels = wt.labels
+    n = mats.shape[0]
+    domain = None
+    if not signed:
+        domain = (0.0, 1.0)
+    for start in range(0, n, per_row):
+        cols = st.columns(per_row)
+        for j, i in enumerate(range(start, min(n, start + per_row))):
+            with cols[j]:
+                st.altair_chart(
+                    charts.heatmap(mats[i], labels, labels, title=head_title(wt, i), row_title=t("common.query"),
+                                   col_title=t("common.key"), value_title=value_title, signed=signed,
+                                   domain=domain, size=size),
+                    width="stretch",
+                )
+
+
+def next_steps(*keys: str) -> None:
+    """Links to the pages that continue the lesson."""
+    from mha_core.ui.nav import available_pages
+
+    present = {p.key: p for p in available_pages()}
+    links = [present[k] for k in keys if k in present]
+    if not links:
+        return
+    st.divider()
+    st.markdown(f"**{t('common.next')}**")
+    for p in links:
+        st.page_link(p.script, label=t(f"nav.{p.key}"), icon=p.icon)

@@ -1,0 +1,85 @@
+"""The walkthrough's shared settings: defaults, persistence across pages, and a typed view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from mha_core.i18n import translate
+from mha_core.ui.i18n import lang
+
+H_RANGE = (1, 16)
+D_HEAD_RANGE = (4, 64)
+D_HEAD_STEP = 4
+D_MODEL_CHOICES = (64, 128, 256, 512)
+
+# Widget keys whose values must survive switching pages (Streamlit drops the state of
+# widgets that a run does not draw; re-assigning them at the top of each run keeps them).
+PERSISTENT_KEYS = (
+    "lang", "h", "d_head", "fixed", "d_model", "h_div", "sentence", "weight_mode", "seed", "causal",
+    "head",
+)
+
+DEFAULTS: dict[str, object] = {
+    "h": 4, "d_head": 8, "fixed": False, "d_model": 64, "h_div": 8,
+    "weight_mode": "illustrative", "seed": 0, "causal": False, "head": 0,
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every pipeline page computes from."""
+
+    lang: str
+    n_heads: int
+    d_head: int
+    d_model: int
+    fixed_d_model: bool
+    sentence: str
+    weight_mode: str
+    seed: int
+    causal: bool
+
+
+def head_divisors(d_model: int) -> list[int]:
+    """Head counts that cut d_model into equal heads of at least D_HEAD_RANGE[0] dims."""
+    return [h for h in range(H_RANGE[0], H_RANGE[1] + 1)
+            if d_model % h == 0 and d_model // h >= D_HEAD_RANGE[0]]
+
+
+def init_state() -> None:
+    """Fill defaults once and keep widget values alive across pages."""
+    ss = st.session_state
+    for key in PERSISTENT_KEYS:
+        if key in ss:
+            ss[key] = ss[key]
+    for key, value in DEFAULTS.items():
+        ss.setdefault(key, value)
+    ss.setdefault("sentence", translate(lang(), "common.default_sentence"))
+
+
+def on_language_change() -> None:
+    """Swap the default sentence too, unless the student typed their own."""
+    ss = st.session_state
+    for other in ("zh", "en"):
+        if other != ss["lang"] and ss.get("sentence") == translate(other, "common.default_sentence"):
+            ss["sentence"] = translate(ss["lang"], "common.default_sentence")
+
+
+def current() -> Settings:
+    """The settings as the sidebar left them, made consistent (d_model = h × d_head or fixed)."""
+    ss = st.session_state
+    if ss["fixed"]:
+        d_model = int(ss["d_model"])
+        divisors = head_divisors(d_model)
+        h = int(ss["h_div"]) if int(ss["h_div"]) in divisors else divisors[-1]
+        d_head = d_model // h
+    else:
+        h, d_head = int(ss["h"]), int(ss["d_head"])
+        d_model = h * d_head
+    return Settings(
+        lang=lang(), n_heads=h, d_head=d_head, d_model=d_model, fixed_d_model=bool(ss["fixed"]),
+        sentence=str(ss["sentence"]), weight_mode=str(ss["weight_mode"]), seed=int(ss["seed"]),
+        causal=bool(ss["causal"]),
+    )

@@ -1,0 +1,57 @@
+"""Overview: the definition, why it matters, the pipeline drawn for the current h, the analogy."""
+
+import streamlit as st
+
+from mha_core import charts, multi_head_attention
+from mha_core.ui import render, state, t
+
+s = state.current()
+render.page_header("overview")
+wt = render.walkthrough_or_stop(s)
+tr = wt.trace
+
+st.info(t("overview.definition"), icon=":material/lightbulb:")
+
+st.subheader(t("overview.pipeline_title"))
+names = [t(f"kinds.{k}") for k in wt.weights.head_kinds] if wt.weights.head_kinds else []
+st.altair_chart(
+    charts.pipeline_diagram(
+        tr.n_heads, len(wt.labels), tr.d_model, tr.d_head, names,
+        labels={k: t(f"overview.stage_{k}") for k in ("input", "concat", "wo", "output")},
+    ),
+    width="stretch",
+)
+st.latex(r"\text{head}_i=\operatorname{Attention}(XW_i^Q,\;XW_i^K,\;XW_i^V)")
+st.latex(r"\operatorname{MultiHead}(X)=\operatorname{Concat}(\text{head}_1,\dots,\text{head}_h)\,W^O")
+st.markdown(t("overview.pipeline_caption", h=tr.n_heads, d_head=tr.d_head, d_model=tr.d_model, n=len(wt.labels)))
+
+st.subheader(t("overview.live_title"))
+pick = st.selectbox(t("overview.pick_token"), range(len(wt.labels)), index=len(wt.labels) // 2,
+                    format_func=lambda i: wt.labels[i])
+st.dataframe(
+    {
+        t("overview.col_head"): [render.head_title(wt, i) for i in range(tr.n_heads)],
+        t("overview.col_looks_at"): [wt.labels[int(tr.weights[i, pick].argmax())] for i in range(tr.n_heads)],
+        t("overview.col_weight"): [round(float(tr.weights[i, pick].max()), 3) for i in range(tr.n_heads)],
+    },
+    hide_index=True, width="stretch",
+)
+st.caption(t("common.illustrative_note") if wt.weights.head_kinds else t("common.random_note"))
+
+left, right = st.columns(2)
+with left:
+    st.subheader(t("overview.why_title"))
+    st.markdown(t("overview.why"))
+with right:
+    st.subheader(t("overview.analogy_title"))
+    st.markdown(t("overview.analogy"))
+
+render.shapes([
+    ("X", tr.x.shape, "overview.m_x"),
+    ("head_i", tr.head_outputs.shape[1:], "overview.m_head"),
+    ("Concat", tr.concat.shape, "overview.m_concat"),
+    ("W^O", wt.weights.w_o.shape, "overview.m_wo"),
+    ("MultiHead(X)", tr.output.shape, "overview.m_out"),
+])
+render.source(multi_head_attention)
+render.next_steps("split", "attend", "concat")
