@@ -11,7 +11,7 @@ from mha_core.attention import (
     softmax,
     split_heads,
 )
-from mha_core.counts import param_counts
+from mha_core.counts import kv_cache_bytes, param_counts
 from mha_core.errors import LabError
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "causal_mask",
     "merge_heads",
     "multi_head_attention",
+    "kv_cache_bytes",
     "param_counts",
     "repeat_kv",
     "scaled_dot_product_attention",

@@ -50,3 +50,14 @@ def param_counts(
     }
     counts["total"] = sum(counts.values())
     return counts
+
+
+def kv_cache_bytes(
+    *, n_layers: int, n_kv_heads: int, d_head: int, seq_len: int, batch: int = 1, bytes_per_value: int = 2
+) -> int:
+    """Bytes that cached K and V take: 2 (K and V) × layers × kv heads × d_head × tokens × batch × bytes."""
+    for name, value in (("n_layers", n_layers), ("n_kv_heads", n_kv_heads), ("d_head", d_head),
+                        ("seq_len", seq_len), ("batch", batch), ("bytes_per_value", bytes_per_value)):
+        if value < 1:
+            raise LabError("count_positive", "{name} must be at least 1 (got {value}).", name=name, value=value)
+    return 2 * n_layers * n_kv_heads * d_head * seq_len * batch * bytes_per_value
