@@ -27,3 +27,20 @@ __all__ = [
     "softmax",
     "split_heads",
 ]
+
+# Cost lab: FLOPs, whole-model figures and published presets.
+from mha_core.counts import (  # noqa: E402
+    CostReport,
+    LayerFlops,
+    ModelShape,
+    attention_flops,
+    attention_kind,
+    cost_report,
+    divisors,
+)
+from mha_core.presets import PRESETS, Preset, preset  # noqa: E402
+
+__all__ += [
+    "CostReport", "LayerFlops", "ModelShape", "PRESETS", "Preset", "attention_flops", "attention_kind",
+    "cost_report", "divisors", "preset",
+]

@@ -90,8 +90,8 @@ def columns_by_head(
             color=alt.Color("head:N", scale=alt.Scale(domain=heads, range=[head_colour(i) for i in range(n_heads)]),
                             legend=alt.Legend(orient="bottom", columns=8), title=None),
             opacity=alt.Opacity("strength:Q", scale=alt.Scale(domain=[0, 1], range=[0.12, 1]), legend=None),
-            tooltip=["head:N", alt.Tooltip("row:O", title=row_title or "row"), alt.Tooltip("col:O", title=col_title or "col"),
-                     alt.Tooltip("value:Q", format=".3f")],
+            tooltip=["head:N", alt.Tooltip("row:O", title=row_title or "row"),
+                     alt.Tooltip("col:O", title=col_title or "col"), alt.Tooltip("value:Q", format=".3f")],
         )
         .properties(width="container", height=size)
     )
@@ -116,7 +116,8 @@ def pipeline_diagram(
             boxes.append({"x": 1.0, "y": y, "text": "⋯", "colour": "#888888", "w": 0})
             continue
         name = head_names[i] if i < len(head_names) else ""
-        boxes.append({"x": 1.0, "y": y, "text": f"head {i}  ({n} × {d_head})\n{name}", "colour": head_colour(i), "w": 1})
+        text = f"head {i}  ({n} × {d_head})\n{name}"
+        boxes.append({"x": 1.0, "y": y, "text": text, "colour": head_colour(i), "w": 1})
         links.append({"x": 0.0, "y": 0.0, "x2": 1.0, "y2": y, "colour": head_colour(i)})
         links.append({"x": 1.0, "y": y, "x2": 2.0, "y2": 0.0, "colour": head_colour(i)})
     stages += [

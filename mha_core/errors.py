@@ -7,7 +7,7 @@ class LabError(ValueError):
     """A ValueError that also carries an i18n key and its parameters.
 
     ``str(err)`` is a plain-English sentence (for logs and tests); pages show
-    ``t("errors." + err.key, **err.params)`` so the student reads it in their language.
+    ``t(f"errors.{key}", **params)`` so the student reads it in their language.
     """
 
     def __init__(self, key: str, message: str, **params: object) -> None:

@@ -79,3 +79,31 @@ def recovery_error(trace: Trace, fused: np.ndarray, fuse_matrix: np.ndarray) -> 
 def averaging_matrix(n_heads: int, d_head: int) -> np.ndarray:
     """(h·d, d): the fixed 'fusion' that averages the heads: mean_i head_i = concat @ A."""
     return np.vstack([np.eye(d_head) / n_heads] * n_heads)
+
+
+@dataclass(frozen=True)
+class ScaleDemo:
+    """Scores of unit-variance random q, k (as after LayerNorm at init), with and without 1/sqrt(d)."""
+
+    d_head: int
+    raw_std: float
+    scaled_std: float
+    max_weight_raw: float
+    max_weight_scaled: float
+    entropy_raw: float
+    entropy_scaled: float
+
+
+def scale_demo(d_head: int, n: int = 16, samples: int = 64, seed: int = 0) -> ScaleDemo:
+    """Why 1/sqrt(d_head): q·k of unit-variance vectors has std sqrt(d_head), so softmax saturates."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((samples, n, d_head))
+    k = rng.standard_normal((samples, n, d_head))
+    raw = q @ np.swapaxes(k, -1, -2)
+    scaled = raw / np.sqrt(d_head)
+    w_raw, w_scaled = softmax(raw), softmax(scaled)
+    return ScaleDemo(
+        d_head=d_head, raw_std=float(raw.std()), scaled_std=float(scaled.std()),
+        max_weight_raw=float(w_raw.max(-1).mean()), max_weight_scaled=float(w_scaled.max(-1).mean()),
+        entropy_raw=float(row_entropy(w_raw).mean()), entropy_scaled=float(row_entropy(w_scaled).mean()),
+    )

@@ -44,8 +44,9 @@ def pipeline_controls() -> None:
         sb.slider(t("controls.d_head"), *D_HEAD_RANGE, step=D_HEAD_STEP, key="d_head", help=t("controls.d_head_help"))
     s = current()
     sb.markdown(t("controls.shape_line", h=s.n_heads, d_head=s.d_head, d_model=s.d_model))
-    sb.radio(t("controls.weights"), WEIGHT_MODES, key="weight_mode",
-             format_func=lambda m: t(f"controls.mode_{m}"), help=t("controls.weights_help"))
+    mode_names = {m: t(f"controls.mode_{m}") for m in WEIGHT_MODES}  # resolved now: format_func runs later too
+    sb.radio(t("controls.weights"), WEIGHT_MODES, key="weight_mode", format_func=mode_names.__getitem__,
+             help=t("controls.weights_help"))
     if ss["weight_mode"] == "random":
         sb.number_input(t("controls.seed"), min_value=0, max_value=9999, step=1, key="seed")
     sb.text_area(t("controls.sentence"), key="sentence", max_chars=400, height=80, help=t("controls.sentence_help"))

@@ -1,0 +1,69 @@
+"""Step 2 — attend: every head runs scaled dot-product attention in its own subspace."""
+
+import numpy as np
+import streamlit as st
+
+from mha_core import charts, scaled_dot_product_attention
+from mha_core.ui import render, state, t
+from mha_core.walkthrough import scale_demo, weights_without_scaling
+
+s = state.current()
+render.page_header("attend")
+
+c1, c2 = st.columns(2)
+c1.toggle(t("attend.causal"), key="causal", help=t("attend.causal_help"))
+s = state.current()
+wt = render.walkthrough_or_stop(s)
+tr = wt.trace
+labels = wt.labels
+if st.session_state["head"] >= tr.n_heads:
+    st.session_state["head"] = 0
+head_names = [render.head_title(wt, i) for i in range(tr.n_heads)]
+c2.selectbox(t("attend.pick_head"), range(tr.n_heads), key="head", format_func=head_names.__getitem__)
+head = int(st.session_state["head"])
+
+st.latex(r"\text{head}_i=\operatorname{softmax}\!\Big(\frac{Q_iK_i^{\top}}{\sqrt{d_{\text{head}}}}"
+         r"+M\Big)V_i" + (r",\quad M_{ij}=-\infty\ \text{if}\ j>i" if s.causal else ""))
+st.markdown(t("attend.explain", h=tr.n_heads, n=len(labels), d_head=tr.d_head))
+
+st.subheader(t("attend.grid_title", h=tr.n_heads))
+render.heads_grid(wt, tr.weights, value_title=t("common.weight"))
+st.caption(t("common.illustrative_note") if wt.weights.head_kinds else t("common.random_note"))
+
+st.subheader(t("attend.one_title", head=render.head_title(wt, head)))
+left, right = st.columns(2)
+shown_scores = tr.scores[head] if tr.mask is None else np.where(tr.mask, tr.scores[head], np.nan)
+with left:
+    st.altair_chart(charts.heatmap(np.nan_to_num(shown_scores, nan=0.0), labels, labels, signed=True,
+                                   title=t("attend.before"), row_title=t("common.query"), col_title=t("common.key"),
+                                   value_title=t("common.score"), size=300), width="stretch")
+with right:
+    st.altair_chart(charts.heatmap(tr.weights[head], labels, labels, domain=(0.0, 1.0), title=t("attend.after"),
+                                   row_title=t("common.query"), col_title=t("common.key"),
+                                   value_title=t("common.weight"), size=300), width="stretch")
+st.caption(t("attend.softmax_caption") + (" " + t("attend.mask_caption") if s.causal else ""))
+
+st.subheader(t("attend.scale_title"))
+unscaled = weights_without_scaling(tr)
+demo = scale_demo(tr.d_head)
+st.markdown(t("attend.demo_intro", d_head=tr.d_head))
+m1, m2, m3 = st.columns(3)
+m1.metric(t("attend.raw_std"), f"{demo.raw_std:.2f}", help=t("attend.sqrt_help", root=np.sqrt(tr.d_head)))
+m2.metric(t("attend.scaled_std"), f"{demo.scaled_std:.2f}")
+m3.metric(t("attend.max_weight"), f"{demo.max_weight_raw:.2f} / {demo.max_weight_scaled:.2f}")
+e1, e2 = st.columns(2)
+e1.metric(t("attend.entropy_unscaled"), f"{demo.entropy_raw:.2f}")
+e2.metric(t("attend.entropy_scaled"), f"{demo.entropy_scaled:.2f}")
+st.altair_chart(charts.heatmap(unscaled[head], labels, labels, domain=(0.0, 1.0), title=t("attend.no_scale"),
+                               row_title=t("common.query"), col_title=t("common.key"),
+                               value_title=t("common.weight"), size=260), width="stretch")
+st.markdown(t("attend.scale_explain", d_head=tr.d_head, root=np.sqrt(tr.d_head)))
+
+render.shapes([
+    ("Q_i, K_i, V_i", tr.q_heads.shape[1:], "attend.m_qkv"),
+    ("Q_i K_i^T / √d_head", tr.scores.shape[1:], "attend.m_scores"),
+    ("softmax(·)", tr.weights.shape, "attend.m_weights"),
+    ("head_i", tr.head_outputs.shape, "attend.m_out"),
+])
+render.source(scaled_dot_product_attention)
+render.next_steps("concat")

@@ -1,0 +1,65 @@
+"""Step 3 — concat + W^O: the heads side by side, then a learned fusion back to d_model."""
+
+import numpy as np
+import streamlit as st
+
+from mha_core import charts, merge_heads
+from mha_core.ui import render, state, t
+from mha_core.walkthrough import (
+    averaging_matrix, fuse_with_head_gains, head_contributions, recovery_error,
+)
+
+s = state.current()
+render.page_header("concat")
+wt = render.walkthrough_or_stop(s)
+tr, w_o, labels = wt.trace, wt.weights.w_o, wt.labels
+heads = list(range(tr.n_heads))
+
+st.latex(r"\operatorname{Concat}(\text{head}_1,\dots,\text{head}_h)\,W^O=\sum_{i=1}^{h}\text{head}_i\,W^O_i")
+st.markdown(t("concat.explain", h=tr.n_heads, d_head=tr.d_head, width=tr.n_heads * tr.d_head, d_model=tr.d_model))
+
+st.subheader(t("concat.side_title"))
+st.altair_chart(charts.columns_by_head(tr.concat, tr.n_heads, labels, head_label=t("split.head"),
+                                       row_title=t("split.token"), col_title=t("split.column")), width="stretch")
+st.caption(t("concat.side_caption"))
+
+st.subheader(t("concat.fuse_title"))
+short_names = [t("common.head_title", i=i) for i in heads]
+on = st.pills(t("concat.listen"), heads, selection_mode="multi", default=heads, key=f"concat_on_{tr.n_heads}",
+              format_func=short_names.__getitem__) or []
+gains = np.array([1.0 if i in on else 0.0 for i in heads])
+fused = fuse_with_head_gains(tr, w_o, gains)
+change = float(np.linalg.norm(fused - tr.output) / max(np.linalg.norm(tr.output), 1e-12))
+parts = np.linalg.norm(head_contributions(tr, w_o), axis=(1, 2)) * gains
+left, right = st.columns(2)
+with left:
+    st.altair_chart(charts.bar(parts, [render.head_title(wt, i) for i in heads], title=t("concat.share_title"),
+                               value_title=t("concat.share_axis"), height=max(120, 26 * tr.n_heads)), width="stretch")
+with right:
+    st.metric(t("concat.change"), f"{change:.0%}")
+    st.caption(t("concat.change_caption"))
+st.altair_chart(charts.heatmap(fused, labels, [str(j) for j in range(tr.d_model)], signed=True,
+                               title=t("concat.output_title"), row_title=t("split.token"),
+                               col_title=t("split.dim"), value_title=t("split.value"), show_col_labels=False),
+                width="stretch")
+
+st.subheader(t("concat.avg_title"))
+avg = averaging_matrix(tr.n_heads, tr.d_head)
+mean_heads = tr.concat @ avg
+a1, a2 = st.columns(2)
+a1.metric(t("concat.recover_wo"), f"{recovery_error(tr, tr.output, w_o):.1%}")
+a2.metric(t("concat.recover_avg"), f"{recovery_error(tr, mean_heads, avg):.1%}")
+st.markdown(t("concat.avg_explain", h=tr.n_heads, d_head=tr.d_head, width=tr.n_heads * tr.d_head))
+st.altair_chart(charts.heatmap(mean_heads, labels, [str(j) for j in range(tr.d_head)], signed=True,
+                               title=t("concat.avg_map"), row_title=t("split.token"), col_title=t("split.dim"),
+                               value_title=t("split.value"), show_col_labels=False, size=200), width="stretch")
+
+render.shapes([
+    ("head_i", tr.head_outputs.shape[1:], "concat.m_head"),
+    ("Concat", tr.concat.shape, "concat.m_concat"),
+    ("W^O", w_o.shape, "concat.m_wo"),
+    ("W^O_i", (tr.d_head, tr.d_model), "concat.m_woi"),
+    ("output", tr.output.shape, "concat.m_out"),
+])
+render.source(merge_heads, fuse_with_head_gains)
+render.next_steps("cost", "quiz")

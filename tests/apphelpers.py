@@ -1,0 +1,36 @@
+"""Helpers for AppTest-driven page tests: open a page in a language, collect what it shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "success", "warning", "error",
+                 "latex", "code")
+
+
+def open_page(script: str, lang: str = "zh", **state: object) -> AppTest:
+    """Run app.py, then switch to ``script`` (as a student clicking it in the sidebar)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["lang"] = lang
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page(script)
+    at.run()
+    return at
+
+
+def shown_text(at: AppTest) -> str:
+    """Everything the page shows as text, including widget labels and metric values."""
+    parts: list[str] = []
+    for kind in TEXT_ELEMENTS:
+        parts += [str(e.value) for e in getattr(at, kind)]
+    for m in at.metric:
+        parts += [str(m.label), str(m.value)]
+    for kind in ("slider", "select_slider", "selectbox", "radio", "toggle", "text_area", "text_input",
+                 "number_input", "button", "checkbox"):
+        parts += [str(w.label) for w in getattr(at, kind)]
+    return "\n".join(parts)

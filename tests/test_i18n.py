@@ -1,0 +1,74 @@
+"""Both catalogs carry every key, with the same placeholders, and every key the code uses exists."""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from mha_core.i18n import LANGS, catalog, lang_from_locale, translate
+from mha_core.ui.nav import PAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE = [p for d in ("app.py", "pages", "mha_core") for p in ([ROOT / d] if d.endswith(".py") else (ROOT / d).rglob("*.py"))]
+
+
+def _fields(text: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+
+def test_languages_have_identical_keys():
+    zh, en = catalog("zh"), catalog("en")
+    assert set(zh) == set(en), sorted(set(zh) ^ set(en))
+    assert len(zh) > 100
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_empty_text(lang):
+    assert all(str(v).strip() for v in catalog(lang).values())
+
+
+def test_placeholders_agree_between_languages():
+    zh, en = catalog("zh"), catalog("en")
+    bad = [k for k in zh if _fields(zh[k]) != _fields(en[k])]
+    assert not bad
+
+
+def test_chinese_catalog_is_chinese():
+    """Guards against an English string pasted into zh: most zh texts contain CJK characters."""
+    zh = catalog("zh")
+    cjk = [k for k, v in zh.items() if re.search(r"[\u4e00-\u9fff]", v)]
+    assert len(cjk) / len(zh) > 0.8
+
+
+def test_every_key_used_in_code_exists():
+    literal = re.compile(r"""\bt\(\s*f?["']([A-Za-z0-9_.]+)(["'{])""")  # f"x.{y}" is checked elsewhere
+    used = {m.group(1) for p in CODE for m in literal.finditer(p.read_text(encoding="utf-8")) if m.group(2) != "{"}
+    assert used, "no keys found: the pattern is broken"
+    missing = sorted(k for k in used if k not in catalog("zh"))
+    assert not missing
+
+
+def test_every_page_and_error_has_text():
+    zh = catalog("zh")
+    for page in PAGES:
+        assert f"nav.{page.key}" in zh
+        assert page.section in zh
+    raised = set()
+    for p in CODE:
+        raised |= set(re.findall(r'LabError\(\s*"([a-z_]+)"', p.read_text(encoding="utf-8")))
+    assert raised
+    assert not sorted(k for k in raised if f"errors.{k}" not in zh)
+
+
+def test_translate_fills_fields_and_marks_missing_keys():
+    assert translate("en", "common.truncated", max=24, dropped=3).startswith("The sentence is long")
+    assert "24" in translate("zh", "common.truncated", max=24, dropped=3)
+    assert translate("en", "no.such.key") == "⟦no.such.key⟧"
+
+
+@pytest.mark.parametrize("locale,lang", [("en-US", "en"), ("en", "en"), ("zh-CN", "zh"), ("fr-FR", "zh"), (None, "zh")])
+def test_first_language_follows_the_browser(locale, lang):
+    assert lang_from_locale(locale) == lang

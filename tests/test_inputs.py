@@ -1,0 +1,97 @@
+"""Tokenising, embedding, the hand-built heads and the walkthrough's demonstrations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mha_core import LabError, multi_head_attention
+from mha_core.inputs import MAX_TOKENS, embed, illustrative_weights, random_weights, tokenize
+from mha_core.walkthrough import (
+    averaging_matrix, build_walkthrough, fuse_with_head_gains, head_contributions, recovery_error, scale_demo,
+    token_labels, weights_without_scaling,
+)
+
+
+def test_english_splits_into_words_and_chinese_into_characters():
+    assert tokenize("The cat sat.").tokens == ("The", "cat", "sat", ".")
+    assert tokenize("小猫坐着。").tokens == ("小", "猫", "坐", "着", "。")
+    assert tokenize("it's 3.5 猫!").tokens == ("it's", "3.5", "猫", "!")
+
+
+def test_long_sentences_are_capped_and_say_so():
+    toks = tokenize(" ".join(["word"] * (MAX_TOKENS + 7)))
+    assert len(toks.tokens) == MAX_TOKENS and toks.dropped == 7
+
+
+@pytest.mark.parametrize("sentence", ["", "   ", "\n\t", None])
+def test_empty_sentences_are_a_lab_error(sentence):
+    with pytest.raises(LabError) as info:
+        tokenize(sentence)
+    assert info.value.key == "empty_sentence"
+
+
+def test_embedding_is_deterministic_and_the_same_word_gets_the_same_meaning():
+    toks = tokenize("the cat saw the dog").tokens
+    a, b = embed(toks, 32), embed(toks, 32)
+    np.testing.assert_array_equal(a, b)
+    d_c = 16
+    np.testing.assert_array_equal(a[0, :d_c], a[3, :d_c])       # "the" twice: same content half
+    assert not np.allclose(a[0, d_c:], a[3, d_c:])              # different positions
+    assert not np.allclose(a[1, :d_c], a[4, :d_c])              # cat ≠ dog
+
+
+SENTENCE = "the quick brown fox jumps over the lazy dog and the cat sleeps"
+
+
+@pytest.mark.parametrize("n_heads,d_head", [(6, 8), (6, 16), (12, 32), (3, 64)])
+def test_illustrative_heads_ask_the_question_they_are_labelled_with(n_heads, d_head):
+    toks = tokenize(SENTENCE).tokens
+    n = len(toks)
+    w = illustrative_weights(n_heads * d_head, n_heads, d_head)
+    tr = multi_head_attention(embed(toks, n_heads * d_head), w.w_q, w.w_k, w.w_v, w.w_o, n_heads)
+    for i, kind in enumerate(w.head_kinds):
+        look = tr.weights[i].argmax(axis=1)
+        if kind == "previous":
+            assert list(look[1:]) == list(range(n - 1))
+        elif kind == "next":
+            assert list(look[:-1]) == list(range(1, n))
+        elif kind == "two_back":
+            assert list(look[2:]) == list(range(n - 2))
+        elif kind == "same_word":  # the second and third "the" look at an earlier/later "the"
+            firsts = [j for j, t in enumerate(toks) if t == "the"]
+            for q in firsts:
+                assert toks[int(look[q])] == "the"
+            assert tr.weights[i][firsts[1], firsts[0]] > 0.2
+        elif kind == "broad":
+            np.testing.assert_allclose(tr.weights[i], 1.0 / n)
+
+
+def test_random_weights_are_seeded():
+    a, b, c = random_weights(16, 4, 4, seed=1), random_weights(16, 4, 4, seed=1), random_weights(16, 4, 4, seed=2)
+    np.testing.assert_array_equal(a.w_q, b.w_q)
+    assert not np.allclose(a.w_q, c.w_q)
+
+
+def test_walkthrough_demonstrations_hold():
+    wt = build_walkthrough(SENTENCE, 32, 4, 8, "random", seed=3, causal=True)
+    tr, w_o = wt.trace, wt.weights.w_o
+    np.testing.assert_allclose(head_contributions(tr, w_o).sum(0), tr.output, atol=1e-12)
+    np.testing.assert_allclose(fuse_with_head_gains(tr, w_o, np.ones(4)), tr.output, atol=1e-12)
+    muted = fuse_with_head_gains(tr, w_o, np.array([1.0, 0.0, 1.0, 1.0]))
+    np.testing.assert_allclose(muted, tr.output - head_contributions(tr, w_o)[1], atol=1e-12)
+    assert recovery_error(tr, tr.output, w_o) < 1e-9          # W^O is square and full rank
+    avg = averaging_matrix(4, 8)
+    np.testing.assert_allclose(tr.concat @ avg, tr.head_outputs.mean(0), atol=1e-12)
+    assert recovery_error(tr, tr.concat @ avg, avg) > 0.3       # averaging loses who said what
+    unscaled = weights_without_scaling(tr)
+    assert np.all(unscaled[:, 0, 1:] == 0)                     # the causal mask still holds
+    assert len(set(token_labels(wt.tokens.tokens))) == len(wt.tokens.tokens)
+
+
+def test_scaling_keeps_score_spread_near_one_while_raw_grows_like_sqrt_d():
+    for d in (4, 16, 64):
+        demo = scale_demo(d)
+        assert abs(demo.raw_std / np.sqrt(d) - 1) < 0.1
+        assert abs(demo.scaled_std - 1) < 0.1
+    assert scale_demo(64).max_weight_raw > scale_demo(64).max_weight_scaled + 0.3

@@ -1,0 +1,115 @@
+"""Every pipeline page, in both languages, through Streamlit's AppTest."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from apphelpers import open_page, shown_text
+from mha_core.i18n import LANGS, translate
+from mha_core.ui.nav import available_pages
+
+PIPELINE = [p for p in available_pages() if p.pipeline]
+ALL = list(available_pages())
+
+
+def _torch_total(d_model: int, h: int) -> int:
+    return sum(p.numel() for p in torch.nn.MultiheadAttention(d_model, h, bias=False).parameters())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", ALL, ids=[p.key for p in ALL])
+def test_page_renders_translated_without_errors(page, lang):
+    at = open_page(page.script, lang)
+    assert not at.exception, at.exception
+    assert not at.error
+    text = shown_text(at)
+    assert "⟦" not in text, re.findall(r"⟦[^⟧]*⟧", text)
+    # the language switch is on every page, and it is the one the student picked
+    assert at.sidebar.radio(key="lang").value == lang
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", PIPELINE, ids=[p.key for p in PIPELINE])
+def test_title_and_controls_follow_the_page(page, lang):
+    at = open_page(page.script, lang)
+    assert at.title[0].value == translate(lang, f"{page.key}.title")
+    assert at.sidebar.slider(key="h").value == 4 and at.sidebar.slider(key="d_head").value == 8
+
+
+@pytest.mark.parametrize("page", PIPELINE, ids=[p.key for p in PIPELINE])
+def test_h_slider_changes_shapes_and_live_counts(page):
+    at = open_page(page.script, "en")
+    before = shown_text(at)
+    assert f"{_torch_total(32, 4):,}" in before         # d_model = 4 × 8
+    at.sidebar.slider(key="h").set_value(8).run()
+    assert not at.exception
+    after = shown_text(at)
+    assert f"{_torch_total(64, 8):,}" in after           # d_model = 8 × 8
+    assert translate("en", "controls.shape_line", h=8, d_head=8, d_model=64) in after
+    assert before != after
+
+
+def test_fixed_d_model_keeps_the_budget_while_h_runs_over_divisors():
+    at = open_page("pages/split_page.py", "zh")
+    at.sidebar.toggle(key="fixed").set_value(True).run()
+    at.sidebar.select_slider(key="d_model").set_value(128).run()
+    divisors = at.sidebar.select_slider(key="h_div").options
+    assert [int(o) for o in divisors] == [h for h in range(1, 17) if 128 % h == 0 and 128 // h >= 4]
+    totals = set()
+    for h in (1, 4, 16):
+        at.sidebar.select_slider(key="h_div").set_value(h).run()
+        assert not at.exception
+        text = shown_text(at)
+        assert f"{_torch_total(128, h):,}" in text
+        totals.add(_torch_total(128, h))
+        assert f"d_head = **{128 // h}**" in text
+    assert len(totals) == 1                               # same parameters for every h
+    assert translate("zh", "controls.same_budget") in shown_text(at)
+
+
+def test_settings_survive_switching_pages():
+    at = open_page("pages/split_page.py", "en")
+    at.sidebar.slider(key="h").set_value(6).run()
+    at.sidebar.slider(key="d_head").set_value(16).run()
+    at.switch_page("pages/attend_page.py").run()
+    assert at.sidebar.slider(key="h").value == 6 and at.sidebar.slider(key="d_head").value == 16
+    assert translate("en", "attend.grid_title", h=6) in shown_text(at)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_language_switch_changes_the_text(lang):
+    at = open_page("pages/overview_page.py", lang)
+    other = "en" if lang == "zh" else "zh"
+    at.sidebar.radio(key="lang").set_value(other).run()
+    assert at.title[0].value == translate(other, "overview.title")
+    # the default sentence follows the language, because the student had not edited it
+    assert at.sidebar.text_area(key="sentence").value == translate(other, "common.default_sentence")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", PIPELINE, ids=[p.key for p in PIPELINE])
+def test_bad_sentences_get_a_translated_message_not_a_traceback(page, lang):
+    at = open_page(page.script, lang)
+    at.sidebar.text_area(key="sentence").set_value("   ").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [translate(lang, "errors.empty_sentence")]
+    at.sidebar.text_area(key="sentence").set_value("word " * 40).run()
+    assert not at.exception and not at.error
+    assert translate(lang, "common.truncated", max=24, dropped=16) in [e.value for e in at.info]
+
+
+def test_causal_mask_zeroes_the_future():
+    at = open_page("pages/attend_page.py", "en")
+    at.toggle(key="causal").set_value(True).run()
+    assert not at.exception
+    assert translate("en", "attend.mask_caption") in shown_text(at)
+
+
+@pytest.mark.parametrize("mode", ["illustrative", "random"])
+def test_both_weight_modes_render_every_page(mode):
+    for page in PIPELINE:
+        at = open_page(page.script, "zh", weight_mode=mode)
+        assert not at.exception and not at.error
