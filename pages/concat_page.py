@@ -6,7 +6,10 @@ import streamlit as st
 from mha_core import charts, merge_heads
 from mha_core.ui import render, state, t
 from mha_core.walkthrough import (
-    averaging_matrix, fuse_with_head_gains, head_contributions, recovery_error,
+    averaging_matrix,
+    fuse_with_head_gains,
+    head_contributions,
+    recovery_error,
 )
 
 s = state.current()

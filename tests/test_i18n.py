@@ -12,7 +12,7 @@ from mha_core.i18n import LANGS, catalog, lang_from_locale, translate
 from mha_core.ui.nav import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = [p for d in ("app.py", "pages", "mha_core") for p in ([ROOT / d] if d.endswith(".py") else (ROOT / d).rglob("*.py"))]
+CODE = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "mha_core").rglob("*.py")]
 
 
 def _fields(text: str) -> set[str]:

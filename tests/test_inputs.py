@@ -8,8 +8,14 @@ import pytest
 from mha_core import LabError, multi_head_attention
 from mha_core.inputs import MAX_TOKENS, embed, illustrative_weights, random_weights, tokenize
 from mha_core.walkthrough import (
-    averaging_matrix, build_walkthrough, fuse_with_head_gains, head_contributions, recovery_error, scale_demo,
-    token_labels, weights_without_scaling,
+    averaging_matrix,
+    build_walkthrough,
+    fuse_with_head_gains,
+    head_contributions,
+    recovery_error,
+    scale_demo,
+    token_labels,
+    weights_without_scaling,
 )
 
 
