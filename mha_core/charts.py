@@ -18,6 +18,15 @@ WEIGHT_SCHEME = "viridis"
 SIGNED_SCHEME = "blueorange"
 
 
+def column_subset(width: int, n_heads: int, per_head: int = 16) -> np.ndarray:
+    """Indices of at most ``per_head`` leading columns of each head's block (all when narrow).
+
+    A 1024-column heatmap is unreadable on a projector and heavy to send; charts say when they cut.
+    """
+    d = width // n_heads
+    return np.concatenate([np.arange(i * d, i * d + min(d, per_head)) for i in range(n_heads)])
+
+
 def head_colour(i: int) -> str:
     """The colour of head i everywhere in the app."""
     return OKABE_ITO[i % len(OKABE_ITO)]
@@ -70,16 +79,19 @@ def heatmap(
 
 def columns_by_head(
     m: np.ndarray, n_heads: int, rows: Sequence[str], *, title: str = "", head_label: str = "head",
-    row_title: str = "", col_title: str = "", size: int = 220,
+    row_title: str = "", col_title: str = "", size: int = 220, per_head: int = 16,
 ) -> alt.Chart:
-    """(n, h·d) matrix drawn as column blocks, one colour per head, darker where |value| is larger."""
+    """(n, h·d) matrix drawn as column blocks, one colour per head, darker where |value| is larger.
+
+    At most ``per_head`` columns of each head are drawn (see ``column_subset``).
+    """
     n, width = m.shape
     d = width // n_heads
-    cols = [str(j) for j in range(width)]
-    df = matrix_frame(m, rows, cols, "value")
-    col_idx = np.tile(np.arange(width), n)
-    df["head"] = [f"{head_label} {j // d}" for j in col_idx]
-    df["strength"] = np.abs(df["value"]) / max(float(np.max(np.abs(m))), 1e-12)
+    keep = column_subset(width, n_heads, per_head)
+    cols = [str(j) for j in keep]
+    df = matrix_frame(m[:, keep], rows, cols, "value")
+    df["head"] = [f"{head_label} {j // d}" for j in np.tile(keep, n)]
+    df["strength"] = np.round(np.abs(df["value"]) / max(float(np.max(np.abs(m))), 1e-12), 4)
     heads = [f"{head_label} {i}" for i in range(n_heads)]
     return (
         alt.Chart(df, title=title)
@@ -130,12 +142,13 @@ def pipeline_diagram(
     links += [{"x": 2.0, "y": 0.0, "x2": 3.0, "y2": 0.0, "colour": "#444444"},
               {"x": 3.0, "y": 0.0, "x2": 4.0, "y2": 0.0, "colour": "#444444"}]
     b, ln = pd.DataFrame(boxes), pd.DataFrame(links)
+    b_shown = b[b["w"] > 0]
     xs = alt.Scale(domain=[-0.5, 4.5])
     ys = alt.Scale(domain=[mid + 0.7, -mid - 0.7])
     rule = alt.Chart(ln).mark_rule(strokeWidth=2, opacity=0.6).encode(
         x=alt.X("x:Q", scale=xs, axis=None), y=alt.Y("y:Q", scale=ys, axis=None), x2="x2:Q", y2="y2:Q",
         color=alt.Color("colour:N", scale=None))
-    dots = alt.Chart(b[b["w"] > 0]).mark_point(size=2200, shape="square", filled=True, opacity=0.15).encode(
+    dots = alt.Chart(b_shown).mark_point(size=2200, shape="square", filled=True, opacity=0.15).encode(
         x=alt.X("x:Q", scale=xs), y=alt.Y("y:Q", scale=ys), color=alt.Color("colour:N", scale=None))
     text = alt.Chart(b).mark_text(fontSize=12, lineBreak="\n", fontWeight="bold").encode(
         x=alt.X("x:Q", scale=xs), y=alt.Y("y:Q", scale=ys), text="text:N", color=alt.Color("colour:N", scale=None))
@@ -158,3 +171,17 @@ def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value
         )
         .properties(width="container", height=height)
     )
+
+
+def spec_and_data(chart: alt.TopLevelMixin) -> tuple[dict, pd.DataFrame | None]:
+    """A chart as (Vega-Lite spec without its data, the data frame): the spec can be cached and the
+    data sent as Arrow, instead of Altair walking every row into JSON on each rerun. Layered charts
+    (small) keep their data inline and return None."""
+    if isinstance(chart, alt.Chart) and isinstance(chart.data, pd.DataFrame):
+        bare = chart.copy(deep=False)
+        bare.data = alt.Undefined
+        spec = bare.to_dict(validate=False)
+        spec.pop("data", None)       # Altair's empty placeholder; Streamlit attaches the frame
+        spec.pop("datasets", None)
+        return spec, chart.data
+    return chart.to_dict(validate=False), None

@@ -97,10 +97,18 @@ class Weights:
 
 
 def _orthonormal(rows: int, cols: int, rng: np.random.Generator) -> np.ndarray:
-    """A (rows, cols) matrix with orthonormal columns (or rows, when cols > rows)."""
-    a = rng.standard_normal((max(rows, cols), min(rows, cols)))
-    qm, _ = np.linalg.qr(a)
-    return qm[:rows, :] if rows >= cols else qm[:cols, :].T
+    """A (rows, cols) matrix with orthonormal columns (or rows, when cols > rows).
+
+    A random signed permutation mixed by one Householder reflection: dense and exactly
+    orthogonal, in O(rows·cols) — a QR of a 1024×1024 matrix would cost a slider release ~0.3 s.
+    """
+    size, keep = max(rows, cols), min(rows, cols)
+    pick = rng.permutation(size)[:keep]
+    basis = np.zeros((size, keep))
+    basis[pick, np.arange(keep)] = rng.choice((-1.0, 1.0), size=keep)
+    v = rng.standard_normal(size)
+    basis -= np.outer(v, 2.0 * (v @ basis) / (v @ v))   # (I − 2vvᵀ/vᵀv) · basis
+    return basis if rows >= cols else basis.T
 
 
 def _rotation_block(omega: float, shift: int) -> np.ndarray:

@@ -68,11 +68,15 @@ def head_contributions(trace: Trace, w_o: np.ndarray) -> np.ndarray:
 
 
 def recovery_error(trace: Trace, fused: np.ndarray, fuse_matrix: np.ndarray) -> float:
-    """Relative error of recovering every head's output from a fused result (least squares).
+    """Relative error of the best linear recovery of every head's output from a fused result.
 
-    With W^O (full rank) the heads come back exactly; with a plain average they cannot.
+    Least squares: find C with C · fuse_matrix ≈ fused. With a full-rank square W^O the heads come
+    back exactly; with a plain average they cannot.
     """
-    recovered = fused @ np.linalg.pinv(fuse_matrix)
+    if fuse_matrix.shape[0] == fuse_matrix.shape[1]:
+        recovered = np.linalg.solve(fuse_matrix.T, fused.T).T
+    else:
+        recovered = np.linalg.lstsq(fuse_matrix.T, fused.T, rcond=None)[0].T
     return float(np.linalg.norm(recovered - trace.concat) / max(np.linalg.norm(trace.concat), 1e-12))
 
 

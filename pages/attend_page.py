@@ -27,20 +27,21 @@ st.latex(r"\text{head}_i=\operatorname{softmax}\!\Big(\frac{Q_iK_i^{\top}}{\sqrt
 st.markdown(t("attend.explain", h=tr.n_heads, n=len(labels), d_head=tr.d_head))
 
 st.subheader(t("attend.grid_title", h=tr.n_heads))
-render.heads_grid(wt, tr.weights, value_title=t("common.weight"))
+render.heads_grid(wt, tr.weights, (s, "attend.grid"), value_title=t("common.weight"))
 st.caption(t("common.illustrative_note") if wt.weights.head_kinds else t("common.random_note"))
 
 st.subheader(t("attend.one_title", head=render.head_title(wt, head)))
 left, right = st.columns(2)
 shown_scores = tr.scores[head] if tr.mask is None else np.where(tr.mask, tr.scores[head], np.nan)
 with left:
-    st.altair_chart(charts.heatmap(np.nan_to_num(shown_scores, nan=0.0), labels, labels, signed=True,
-                                   title=t("attend.before"), row_title=t("common.query"), col_title=t("common.key"),
-                                   value_title=t("common.score"), size=300), width="stretch")
+    render.chart(lambda: charts.heatmap(np.nan_to_num(shown_scores, nan=0.0), labels, labels, signed=True,
+                                        title=t("attend.before"), row_title=t("common.query"),
+                                        col_title=t("common.key"), value_title=t("common.score"), size=300),
+                 s, "attend.before", head)
 with right:
-    st.altair_chart(charts.heatmap(tr.weights[head], labels, labels, domain=(0.0, 1.0), title=t("attend.after"),
-                                   row_title=t("common.query"), col_title=t("common.key"),
-                                   value_title=t("common.weight"), size=300), width="stretch")
+    render.chart(lambda: charts.heatmap(tr.weights[head], labels, labels, domain=(0.0, 1.0), title=t("attend.after"),
+                                        row_title=t("common.query"), col_title=t("common.key"),
+                                        value_title=t("common.weight"), size=300), s, "attend.after", head)
 st.caption(t("attend.softmax_caption") + (" " + t("attend.mask_caption") if s.causal else ""))
 
 st.subheader(t("attend.scale_title"))
@@ -54,9 +55,9 @@ m3.metric(t("attend.max_weight"), f"{demo.max_weight_raw:.2f} / {demo.max_weight
 e1, e2 = st.columns(2)
 e1.metric(t("attend.entropy_unscaled"), f"{demo.entropy_raw:.2f}")
 e2.metric(t("attend.entropy_scaled"), f"{demo.entropy_scaled:.2f}")
-st.altair_chart(charts.heatmap(unscaled[head], labels, labels, domain=(0.0, 1.0), title=t("attend.no_scale"),
-                               row_title=t("common.query"), col_title=t("common.key"),
-                               value_title=t("common.weight"), size=260), width="stretch")
+render.chart(lambda: charts.heatmap(unscaled[head], labels, labels, domain=(0.0, 1.0), title=t("attend.no_scale"),
+                                    row_title=t("common.query"), col_title=t("common.key"),
+                                    value_title=t("common.weight"), size=260), s, "attend.unscaled", head)
 st.markdown(t("attend.scale_explain", d_head=tr.d_head, root=np.sqrt(tr.d_head)))
 
 render.shapes([

@@ -4,13 +4,8 @@ import numpy as np
 import streamlit as st
 
 from mha_core import charts, merge_heads
-from mha_core.ui import render, state, t
-from mha_core.walkthrough import (
-    averaging_matrix,
-    fuse_with_head_gains,
-    head_contributions,
-    recovery_error,
-)
+from mha_core.ui import compute, render, state, t
+from mha_core.walkthrough import averaging_matrix, fuse_with_head_gains, head_contributions
 
 s = state.current()
 render.page_header("concat")
@@ -22,8 +17,9 @@ st.latex(r"\operatorname{Concat}(\text{head}_1,\dots,\text{head}_h)\,W^O=\sum_{i
 st.markdown(t("concat.explain", h=tr.n_heads, d_head=tr.d_head, width=tr.n_heads * tr.d_head, d_model=tr.d_model))
 
 st.subheader(t("concat.side_title"))
-st.altair_chart(charts.columns_by_head(tr.concat, tr.n_heads, labels, head_label=t("split.head"),
-                                       row_title=t("split.token"), col_title=t("split.column")), width="stretch")
+render.chart(lambda: charts.columns_by_head(tr.concat, tr.n_heads, labels, head_label=t("split.head"),
+                                            row_title=t("split.token"), col_title=t("split.column")),
+             s, "concat.side")
 st.caption(t("concat.side_caption"))
 
 st.subheader(t("concat.fuse_title"))
@@ -36,26 +32,31 @@ change = float(np.linalg.norm(fused - tr.output) / max(np.linalg.norm(tr.output)
 parts = np.linalg.norm(head_contributions(tr, w_o), axis=(1, 2)) * gains
 left, right = st.columns(2)
 with left:
-    st.altair_chart(charts.bar(parts, [render.head_title(wt, i) for i in heads], title=t("concat.share_title"),
-                               value_title=t("concat.share_axis"), height=max(120, 26 * tr.n_heads)), width="stretch")
+    render.chart(lambda: charts.bar(parts, [render.head_title(wt, i) for i in heads], title=t("concat.share_title"),
+                                    value_title=t("concat.share_axis"), height=max(120, 26 * tr.n_heads)),
+                 s, "concat.share", tuple(on))
 with right:
     st.metric(t("concat.change"), f"{change:.0%}")
     st.caption(t("concat.change_caption"))
-st.altair_chart(charts.heatmap(fused, labels, [str(j) for j in range(tr.d_model)], signed=True,
-                               title=t("concat.output_title"), row_title=t("split.token"),
-                               col_title=t("split.dim"), value_title=t("split.value"), show_col_labels=False),
-                width="stretch")
+out_cols = charts.column_subset(tr.d_model, tr.n_heads)
+render.chart(lambda: charts.heatmap(fused[:, out_cols], labels, [str(j) for j in out_cols], signed=True,
+                                    title=t("concat.output_title"), row_title=t("split.token"),
+                                    col_title=t("split.dim"), value_title=t("split.value"), show_col_labels=False),
+             s, "concat.output", tuple(on))
 
 st.subheader(t("concat.avg_title"))
 avg = averaging_matrix(tr.n_heads, tr.d_head)
 mean_heads = tr.concat @ avg
 a1, a2 = st.columns(2)
-a1.metric(t("concat.recover_wo"), f"{recovery_error(tr, tr.output, w_o):.1%}")
-a2.metric(t("concat.recover_avg"), f"{recovery_error(tr, mean_heads, avg):.1%}")
+err_wo, err_avg = compute.recovery(s)
+a1.metric(t("concat.recover_wo"), f"{err_wo:.1%}")
+a2.metric(t("concat.recover_avg"), f"{err_avg:.1%}")
 st.markdown(t("concat.avg_explain", h=tr.n_heads, d_head=tr.d_head, width=tr.n_heads * tr.d_head))
-st.altair_chart(charts.heatmap(mean_heads, labels, [str(j) for j in range(tr.d_head)], signed=True,
-                               title=t("concat.avg_map"), row_title=t("split.token"), col_title=t("split.dim"),
-                               value_title=t("split.value"), show_col_labels=False, size=200), width="stretch")
+avg_cols = np.arange(min(tr.d_head, 64))
+render.chart(lambda: charts.heatmap(mean_heads[:, avg_cols], labels, [str(j) for j in avg_cols], signed=True,
+                                    title=t("concat.avg_map"), row_title=t("split.token"), col_title=t("split.dim"),
+                                    value_title=t("split.value"), show_col_labels=False, size=200),
+             s, "concat.avg")
 
 render.shapes([
     ("head_i", tr.head_outputs.shape[1:], "concat.m_head"),

@@ -7,6 +7,8 @@ from mha_core import charts, merge_heads, split_heads
 from mha_core.inputs import split_dims
 from mha_core.ui import render, state, t
 
+PER_HEAD = 16  # columns drawn per head block; wider heads are cut, and the caption says so
+
 s = state.current()
 render.page_header("split")
 wt = render.walkthrough_or_stop(s)
@@ -20,28 +22,35 @@ st.markdown(t("split.explain", h=tr.n_heads, d_head=tr.d_head, d_model=tr.d_mode
 st.subheader(t("split.x_title"))
 d_c, d_p = split_dims(tr.d_model)
 st.caption(t("split.x_caption", d_c=d_c, d_p=d_p))
-st.altair_chart(charts.heatmap(tr.x, labels, [str(j) for j in range(tr.d_model)], signed=True,
-                               row_title=t("split.token"), col_title=t("split.dim"), value_title=t("split.value"),
-                               show_col_labels=False), width="stretch")
+x_cols = charts.column_subset(tr.d_model, 2, 64)  # first 64 dims of each half
+render.chart(lambda: charts.heatmap(tr.x[:, x_cols], labels, [str(j) for j in x_cols], signed=True,
+                                    row_title=t("split.token"), col_title=t("split.dim"),
+                                    value_title=t("split.value"), show_col_labels=False), s, "split.x")
+if len(x_cols) < tr.d_model:
+    st.caption(t("split.cut_x", shown=len(x_cols), total=tr.d_model))
 
 which = st.segmented_control(t("split.which"), ["Q", "K", "V"], default="Q", key="split_which") or "Q"
 full = {"Q": tr.q, "K": tr.k, "V": tr.v}[which]
 per_head = {"Q": tr.q_heads, "K": tr.k_heads, "V": tr.v_heads}[which]
 
 st.subheader(t("split.blocks_title", m=which))
-st.altair_chart(charts.columns_by_head(full, tr.n_heads, labels, head_label=t("split.head"),
-                                       row_title=t("split.token"), col_title=t("split.column")), width="stretch")
+render.chart(lambda: charts.columns_by_head(full, tr.n_heads, labels, head_label=t("split.head"),
+                                            row_title=t("split.token"), col_title=t("split.column"),
+                                            per_head=PER_HEAD), s, "split.blocks", which)
 st.caption(t("split.blocks_caption", m=which, h=tr.n_heads, d_head=tr.d_head))
+if tr.d_head > PER_HEAD:
+    st.caption(t("split.cut_heads", shown=PER_HEAD, d_head=tr.d_head))
 
 st.subheader(t("split.heads_title", m=which, h=tr.n_heads, n=len(labels), d_head=tr.d_head))
+keep = np.arange(min(tr.d_head, PER_HEAD))
 per_row = 4
 for start in range(0, tr.n_heads, per_row):
     cols = st.columns(per_row)
     for j, i in enumerate(range(start, min(tr.n_heads, start + per_row))):
         with cols[j]:
-            st.altair_chart(charts.heatmap(per_head[i], labels, [str(c) for c in range(tr.d_head)], signed=True,
-                                           title=render.head_title(wt, i), value_title=t("split.value"),
-                                           show_col_labels=False, size=180), width="stretch")
+            render.chart(lambda i=i: charts.heatmap(per_head[i][:, keep], labels, [str(c) for c in keep], signed=True,
+                                                    title=render.head_title(wt, i), value_title=t("split.value"),
+                                                    show_col_labels=False, size=180), s, "split.head", which, i)
 
 st.subheader(t("split.check_title"))
 c1, c2 = st.columns(2)

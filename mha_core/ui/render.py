@@ -63,25 +63,21 @@ def head_title(wt: Walkthrough, i: int) -> str:
 
 
 def heads_grid(
-    wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: bool = False,
+    wt: Walkthrough, mats: np.ndarray, key: tuple, *, value_title: str, signed: bool = False,
     per_row: int = 4, size: int = 200,
 ) -> None:
-    """One heatmap per head, ``per_row`` to a row (rows stack on a phone)."""
+    """One heatmap per head, ``per_row`` to a row (rows stack on a phone); ``key`` names ``mats``."""
     labels = wt.labels
     n = mats.shape[0]
-    domain = None
-    if not signed:
-        domain = (0.0, 1.0)
+    domain = None if signed else (0.0, 1.0)
     for start in range(0, n, per_row):
         cols = st.columns(per_row)
         for j, i in enumerate(range(start, min(n, start + per_row))):
             with cols[j]:
-                st.altair_chart(
-                    charts.heatmap(mats[i], labels, labels, title=head_title(wt, i), row_title=t("common.query"),
-                                   col_title=t("common.key"), value_title=value_title, signed=signed,
-                                   domain=domain, size=size),
-                    width="stretch",
-                )
+                chart(lambda i=i: charts.heatmap(
+                    mats[i], labels, labels, title=head_title(wt, i), row_title=t("common.query"),
+                    col_title=t("common.key"), value_title=value_title, signed=signed, domain=domain, size=size,
+                ), *key, i)
 
 
 def next_steps(*keys: str) -> None:
@@ -96,3 +92,15 @@ def next_steps(*keys: str) -> None:
     st.markdown(f"**{t('common.next')}**")
     for p in links:
         st.page_link(p.script, label=t(f"nav.{p.key}"), icon=p.icon)
+
+
+@st.cache_data(max_entries=4096, show_spinner=False)
+def _figure(_make: Callable[[], object], key: tuple) -> tuple[dict, object]:
+    return charts.spec_and_data(_make())
+
+
+def chart(make: Callable[[], object], *key: object) -> None:
+    """Draw the Altair chart ``make()`` builds; built once per ``key`` (which must name everything
+    the chart depends on: settings, language, chart id), then served from the cache."""
+    spec, data = _figure(make, key)
+    st.vega_lite_chart(data, spec, width="stretch")

@@ -1,0 +1,62 @@
+"""The numpy core's forward against torch.nn.MultiheadAttention on the CPU, in the same run.
+
+Prints medians over repeated runs and the ratio; nothing here is asserted by the tests.
+Usage: python benchmarks/bench_core.py [--n 256] [--d-model 512] [--heads 8] [--repeats 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mha_core import multi_head_attention  # noqa: E402
+
+
+def median_ms(fn, repeats: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=256)
+    ap.add_argument("--d-model", type=int, default=512)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--repeats", type=int, default=50)
+    a = ap.parse_args()
+    rng = np.random.default_rng(0)
+    for dtype, tdtype in ((np.float32, torch.float32), (np.float64, torch.float64)):
+        x = rng.standard_normal((a.n, a.d_model)).astype(dtype)
+        ws = [(rng.standard_normal((a.d_model, a.d_model)) / np.sqrt(a.d_model)).astype(dtype) for _ in range(4)]
+        module = torch.nn.MultiheadAttention(a.d_model, a.heads, bias=False, batch_first=True, dtype=tdtype).eval()
+        with torch.no_grad():
+            module.in_proj_weight.copy_(torch.from_numpy(np.concatenate([w.T for w in ws[:3]])))
+            module.out_proj.weight.copy_(torch.from_numpy(ws[3].T))
+        xt = torch.from_numpy(x)[None]
+
+        def ours():
+            multi_head_attention(x, *ws, a.heads)
+
+        def theirs():
+            with torch.no_grad():
+                module(xt, xt, xt, need_weights=True, average_attn_weights=False)
+
+        m_ours, m_torch = median_ms(ours, a.repeats), median_ms(theirs, a.repeats)
+        print(f"{np.dtype(dtype).name}: n={a.n} d_model={a.d_model} h={a.heads}  mha_core {m_ours:.2f} ms  "
+              f"torch {m_torch:.2f} ms  ratio {m_ours / m_torch:.2f}x  (torch threads {torch.get_num_threads()})")
+
+
+if __name__ == "__main__":
+    main()
