@@ -15,6 +15,8 @@ import pandas as pd
 # Okabe & Ito (2008), the usual colour-blind-safe qualitative palette (black moved last).
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 WEIGHT_SCHEME = "viridis"
+# Fill the container's width, but let `height` mean the plot itself (not plot + axes + legend).
+FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
 SIGNED_SCHEME = "blueorange"
 
 
@@ -73,7 +75,7 @@ def heatmap(
             tooltip=[alt.Tooltip("row:O", title=row_title or "row"), alt.Tooltip("col:O", title=col_title or "col"),
                      alt.Tooltip("value:Q", title=value_title, format=".3f")],
         )
-        .properties(width="container", height=size)
+        .properties(width="container", height=size, autosize=FIT_WIDTH)
     )
 
 
@@ -105,54 +107,8 @@ def columns_by_head(
             tooltip=["head:N", alt.Tooltip("row:O", title=row_title or "row"),
                      alt.Tooltip("col:O", title=col_title or "col"), alt.Tooltip("value:Q", format=".3f")],
         )
-        .properties(width="container", height=size)
+        .properties(width="container", height=size, autosize=FIT_WIDTH)
     )
-
-
-def pipeline_diagram(
-    n_heads: int, n: int, d_model: int, d_head: int, head_names: Sequence[str],
-    *, labels: dict[str, str],
-) -> alt.Chart:
-    """X → h heads (each n×d_head) → Concat → ×W^O → output, drawn for the current h.
-
-    ``labels`` gives translated captions for the keys "input", "concat", "wo", "output".
-    """
-    shown = list(range(n_heads)) if n_heads <= 8 else [0, 1, 2, -1, n_heads - 2, n_heads - 1]
-    rows = len(shown)
-    boxes, links = [], []
-    mid = (rows - 1) / 2
-    stages = [("input", f"{labels['input']}\nX  ({n} × {d_model})", 0, "#444444")]
-    for slot, i in enumerate(shown):
-        y = slot - mid
-        if i == -1:
-            boxes.append({"x": 1.0, "y": y, "text": "⋯", "colour": "#888888", "w": 0})
-            continue
-        name = head_names[i] if i < len(head_names) else ""
-        text = f"head {i}  ({n} × {d_head})\n{name}"
-        boxes.append({"x": 1.0, "y": y, "text": text, "colour": head_colour(i), "w": 1})
-        links.append({"x": 0.0, "y": 0.0, "x2": 1.0, "y2": y, "colour": head_colour(i)})
-        links.append({"x": 1.0, "y": y, "x2": 2.0, "y2": 0.0, "colour": head_colour(i)})
-    stages += [
-        ("concat", f"{labels['concat']}\n({n} × {n_heads * d_head})", 2, "#444444"),
-        ("wo", f"{labels['wo']}\n× W^O ({n_heads * d_head} × {d_model})", 3, "#444444"),
-        ("output", f"{labels['output']}\n({n} × {d_model})", 4, "#444444"),
-    ]
-    for _, text, x, colour in stages:
-        boxes.append({"x": float(x), "y": 0.0, "text": text, "colour": colour, "w": 1})
-    links += [{"x": 2.0, "y": 0.0, "x2": 3.0, "y2": 0.0, "colour": "#444444"},
-              {"x": 3.0, "y": 0.0, "x2": 4.0, "y2": 0.0, "colour": "#444444"}]
-    b, ln = pd.DataFrame(boxes), pd.DataFrame(links)
-    b_shown = b[b["w"] > 0]
-    xs = alt.Scale(domain=[-0.5, 4.5])
-    ys = alt.Scale(domain=[mid + 0.7, -mid - 0.7])
-    rule = alt.Chart(ln).mark_rule(strokeWidth=2, opacity=0.6).encode(
-        x=alt.X("x:Q", scale=xs, axis=None), y=alt.Y("y:Q", scale=ys, axis=None), x2="x2:Q", y2="y2:Q",
-        color=alt.Color("colour:N", scale=None))
-    dots = alt.Chart(b_shown).mark_point(size=2200, shape="square", filled=True, opacity=0.15).encode(
-        x=alt.X("x:Q", scale=xs), y=alt.Y("y:Q", scale=ys), color=alt.Color("colour:N", scale=None))
-    text = alt.Chart(b).mark_text(fontSize=12, lineBreak="\n", fontWeight="bold").encode(
-        x=alt.X("x:Q", scale=xs), y=alt.Y("y:Q", scale=ys), text="text:N", color=alt.Color("colour:N", scale=None))
-    return (rule + dots + text).properties(width="container", height=max(180, 62 * rows)).configure_view(stroke=None)
 
 
 def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value_title: str = "",
@@ -169,7 +125,7 @@ def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value
             color=alt.Color("name:N", scale=alt.Scale(domain=list(names), range=colours), legend=None),
             tooltip=["name:N", alt.Tooltip("value:Q", format=".3f")],
         )
-        .properties(width="container", height=height)
+        .properties(width="container", height=height, autosize=FIT_WIDTH)
     )
 
 

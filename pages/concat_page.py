@@ -13,7 +13,8 @@ wt = render.walkthrough_or_stop(s)
 tr, w_o, labels = wt.trace, wt.weights.w_o, wt.labels
 heads = list(range(tr.n_heads))
 
-st.latex(r"\operatorname{Concat}(\text{head}_1,\dots,\text{head}_h)\,W^O=\sum_{i=1}^{h}\text{head}_i\,W^O_i")
+st.latex(r"\operatorname{Concat}(\text{head}_1,\dots,\text{head}_h)\,W^O")
+st.latex(r"=\sum_{i=1}^{h}\text{head}_i\,W^O_i")
 st.markdown(t("concat.explain", h=tr.n_heads, d_head=tr.d_head, width=tr.n_heads * tr.d_head, d_model=tr.d_model))
 
 st.subheader(t("concat.side_title"))
