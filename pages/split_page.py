@@ -15,8 +15,8 @@ wt = render.walkthrough_or_stop(s)
 tr = wt.trace
 labels = wt.labels
 
-st.latex(r"Q = XW^Q,\quad K = XW^K,\quad V = XW^V \qquad"
-         r"(n\times d_{\text{model}})\,(d_{\text{model}}\times h\,d_{\text{head}})")
+st.latex(r"Q = XW^Q,\quad K = XW^K,\quad V = XW^V")
+st.latex(r"(n\times d_{\text{model}})\,(d_{\text{model}}\times h\,d_{\text{head}})")
 st.markdown(t("split.explain", h=tr.n_heads, d_head=tr.d_head, d_model=tr.d_model, width=tr.n_heads * tr.d_head))
 
 st.subheader(t("split.x_title"))

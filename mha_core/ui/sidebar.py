@@ -6,17 +6,10 @@ import streamlit as st
 
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import WEIGHT_MODES
+from mha_core.limits import D_HEAD_RANGE, D_HEAD_STEP, D_MODEL_CHOICES, H_RANGE, MAX_SENTENCE, SEED_RANGE
 from mha_core.ui import compute
 from mha_core.ui.i18n import t
-from mha_core.ui.state import (
-    D_HEAD_RANGE,
-    D_HEAD_STEP,
-    D_MODEL_CHOICES,
-    H_RANGE,
-    current,
-    head_divisors,
-    on_language_change,
-)
+from mha_core.ui.state import current, head_divisors, on_language_change
 
 
 def language_switch() -> None:
@@ -48,8 +41,9 @@ def pipeline_controls() -> None:
     sb.radio(t("controls.weights"), WEIGHT_MODES, key="weight_mode", format_func=mode_names.__getitem__,
              help=t("controls.weights_help"))
     if ss["weight_mode"] == "random":
-        sb.number_input(t("controls.seed"), min_value=0, max_value=9999, step=1, key="seed")
-    sb.text_area(t("controls.sentence"), key="sentence", max_chars=400, height=80, help=t("controls.sentence_help"))
+        sb.number_input(t("controls.seed"), min_value=SEED_RANGE[0], max_value=SEED_RANGE[1], step=1, key="seed")
+    sb.text_area(t("controls.sentence"), key="sentence", max_chars=MAX_SENTENCE, height=80,
+                 help=t("controls.sentence_help"))
     param_panel()
 
 

@@ -7,12 +7,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from mha_core.i18n import translate
+from mha_core.limits import D_HEAD_RANGE, H_RANGE
 from mha_core.ui.i18n import lang
-
-H_RANGE = (1, 16)
-D_HEAD_RANGE = (4, 64)
-D_HEAD_STEP = 4
-D_MODEL_CHOICES = (64, 128, 256, 512)
 
 # Widget keys whose values must survive switching pages (Streamlit drops the state of
 # widgets that a run does not draw; re-assigning them at the top of each run keeps them).
