@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from apphelpers import ROOT, shown_text
 from streamlit.testing.v1 import AppTest
 
+from apphelpers import ROOT, shown_text
 from mha_core.i18n import translate
 from mha_core.share import parse_query, to_query
 

@@ -5,7 +5,6 @@ except in CI, where it must run."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
