@@ -141,3 +141,10 @@ def spec_and_data(chart: alt.TopLevelMixin) -> tuple[dict, pd.DataFrame | None]:
         spec.pop("datasets", None)
         return spec, chart.data
     return chart.to_dict(validate=False), None
+
+
+def as_table(df: pd.DataFrame) -> pd.DataFrame:
+    """A heatmap's long-form frame back as a matrix (rows × columns, in drawing order)."""
+    rows = list(dict.fromkeys(df["row"]))
+    cols = list(dict.fromkeys(df["col"]))
+    return df.pivot(index="row", columns="col", values="value").reindex(index=rows, columns=cols)

@@ -113,3 +113,17 @@ def test_both_weight_modes_render_every_page(mode):
     for page in PIPELINE:
         at = open_page(page.script, "zh", weight_mode=mode)
         assert not at.exception and not at.error
+
+
+HEATMAP_PAGES = [p for p in PIPELINE if p.key != "overview"]
+
+
+@pytest.mark.parametrize("page", HEATMAP_PAGES, ids=[p.key for p in HEATMAP_PAGES])
+def test_table_view_shows_the_numbers_behind_the_heatmaps(page):
+    at = open_page(page.script, "en")
+    charts_before = len(at.get("vega_lite_chart"))
+    assert charts_before >= 1
+    at.sidebar.toggle(key="tables").set_value(True).run()
+    assert not at.exception
+    assert len(at.dataframe) >= 1
+    assert len(at.get("vega_lite_chart")) < charts_before

@@ -101,6 +101,15 @@ def _figure(_make: Callable[[], object], key: tuple) -> tuple[dict, object]:
 
 def chart(make: Callable[[], object], *key: object) -> None:
     """Draw the Altair chart ``make()`` builds; built once per ``key`` (which must name everything
-    the chart depends on: settings, language, chart id), then served from the cache."""
+    the chart depends on: settings, language, chart id), then served from the cache.
+
+    In table view (sidebar switch) a heatmap is shown as the table of its numbers instead.
+    """
     spec, data = _figure(make, key)
+    if st.session_state.get("tables") and data is not None and {"row", "col", "value"} <= set(data.columns):
+        title = spec.get("title")
+        if title:
+            st.markdown(f"**{title}**")
+        st.dataframe(charts.as_table(data), width="stretch")
+        return
     st.vega_lite_chart(data, spec, width="stretch")

@@ -18,6 +18,7 @@ def language_switch() -> None:
         t("common.language"), LANGS, key="lang", horizontal=True,
         format_func=lambda code: translate(code, "common.lang_name"), on_change=on_language_change,
     )
+    st.sidebar.toggle(t("common.tables"), key="tables", help=t("common.tables_help"))
 
 
 def pipeline_controls() -> None:

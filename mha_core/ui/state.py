@@ -14,12 +14,12 @@ from mha_core.ui.i18n import lang
 # widgets that a run does not draw; re-assigning them at the top of each run keeps them).
 PERSISTENT_KEYS = (
     "lang", "h", "d_head", "fixed", "d_model", "h_div", "sentence", "weight_mode", "seed", "causal",
-    "head",
+    "head", "tables",
 )
 
 DEFAULTS: dict[str, object] = {
     "h": 4, "d_head": 8, "fixed": False, "d_model": 64, "h_div": 8,
-    "weight_mode": "illustrative", "seed": 0, "causal": False, "head": 0,
+    "weight_mode": "illustrative", "seed": 0, "causal": False, "head": 0, "tables": False,
 }
 
 
