@@ -46,10 +46,10 @@ def main() -> None:
             module.out_proj.weight.copy_(torch.from_numpy(ws[3].T))
         xt = torch.from_numpy(x)[None]
 
-        def ours():
+        def ours(x=x, ws=ws):
             multi_head_attention(x, *ws, a.heads)
 
-        def theirs():
+        def theirs(module=module, xt=xt):
             with torch.no_grad():
                 module(xt, xt, xt, need_weights=True, average_attn_weights=False)
 

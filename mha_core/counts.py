@@ -206,6 +206,11 @@ class ModelShape:
         return param_counts(self.d_model, self.n_heads, n_kv_heads=self.n_kv_heads, d_head=self.d_head,
                             bias=self.bias)
 
+    def matrix_shapes(self) -> dict[str, tuple[int, int]]:
+        """(rows, columns) of W_Q, W_K, W_V, W_O as they multiply from the right: X @ W."""
+        q, kv = self.n_heads * self.d_head, self.n_kv_heads * self.d_head
+        return {"q": (self.d_model, q), "k": (self.d_model, kv), "v": (self.d_model, kv), "o": (q, self.d_model)}
+
     def kv_bytes(self, *, seq_len: int, batch: int = 1, bytes_per_value: int = 2) -> int:
         """``kv_cache_bytes`` for all layers."""
         return kv_cache_bytes(n_layers=self.n_layers, n_kv_heads=self.n_kv_heads, d_head=self.d_head,

@@ -53,7 +53,7 @@ def test_h_slider_changes_shapes_and_live_counts(page):
 
 
 def test_fixed_d_model_keeps_the_budget_while_h_runs_over_divisors():
-    at = open_page("pages/split_page.py", "zh")
+    at = open_page("pages/split.py", "zh")
     at.sidebar.toggle(key="fixed").set_value(True).run()
     at.sidebar.select_slider(key="d_model").set_value(128).run()
     divisors = at.sidebar.select_slider(key="h_div").options
@@ -71,17 +71,17 @@ def test_fixed_d_model_keeps_the_budget_while_h_runs_over_divisors():
 
 
 def test_settings_survive_switching_pages():
-    at = open_page("pages/split_page.py", "en")
+    at = open_page("pages/split.py", "en")
     at.sidebar.slider(key="h").set_value(6).run()
     at.sidebar.slider(key="d_head").set_value(16).run()
-    at.switch_page("pages/attend_page.py").run()
+    at.switch_page("pages/attend.py").run()
     assert at.sidebar.slider(key="h").value == 6 and at.sidebar.slider(key="d_head").value == 16
     assert translate("en", "attend.grid_title", h=6) in shown_text(at)
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_language_switch_changes_the_text(lang):
-    at = open_page("pages/overview_page.py", lang)
+    at = open_page("pages/overview.py", lang)
     other = "en" if lang == "zh" else "zh"
     at.sidebar.radio(key="lang").set_value(other).run()
     assert at.title[0].value == translate(other, "overview.title")
@@ -102,7 +102,7 @@ def test_bad_sentences_get_a_translated_message_not_a_traceback(page, lang):
 
 
 def test_causal_mask_zeroes_the_future():
-    at = open_page("pages/attend_page.py", "en")
+    at = open_page("pages/attend.py", "en")
     at.toggle(key="causal").set_value(True).run()
     assert not at.exception
     assert translate("en", "attend.mask_caption") in shown_text(at)

@@ -152,6 +152,8 @@ def test_model_rejects_bad_inputs():
     with pytest.raises(LabError):
         model(torch.zeros(1, 4, dtype=torch.long), head_mask=np.ones((3, 3)))
     with pytest.raises(LabError):
+        model(torch.full((1, 4), SMALL.vocab_size, dtype=torch.long))
+    with pytest.raises(LabError):
         layer_weights(model, SMALL.n_layers)
     with pytest.raises(LabError):
         ToyConfig(d_model=30, n_heads=4)

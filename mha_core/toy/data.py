@@ -48,21 +48,28 @@ def data_rng(seed: int, stream: int) -> np.random.Generator:
 
 
 def make_batch(
-    rng: np.random.Generator, batch: int, n_ctx: int, vocab_size: int, min_len: int, max_len: int
+    rng: np.random.Generator, batch: int, n_ctx: int, vocab_size: int, min_len: int, max_len: int,
+    distinct: bool = True,
 ) -> RepeatBatch:
-    """``batch`` sequences of ``n_ctx`` uniform random tokens; a segment of min_len..max_len tokens repeats.
+    """``batch`` sequences of ``n_ctx`` random tokens; a segment of min_len..max_len tokens repeats.
 
-    Second copy starts at ``second = first + length + gap`` with gap >= 0, so it never overlaps the
-    first. ``repeat_mask`` marks positions second .. second+length-2: their *next* token is inside
-    the second copy and equals the token after the matching position of the first copy.
+    The second copy starts at ``second = first + length + gap`` (gap >= 0: no overlap). ``repeat_mask``
+    marks positions second .. second+length-2, whose *next* token lies in the second copy and equals
+    the token after the matching position of the first copy. ``distinct`` draws tokens without
+    replacement, so the copy is the only repetition and each of those queries has exactly one earlier
+    occurrence of its token; otherwise tokens are uniform with replacement (chance repeats make it ambiguous).
     """
-    if not 2 <= min_len <= max_len or 2 * max_len > n_ctx or batch < 1 or vocab_size < 2:
+    too_small = vocab_size < (n_ctx if distinct else 2)
+    if not 2 <= min_len <= max_len or 2 * max_len > n_ctx or batch < 1 or too_small:
         raise LabError(
             "toy_data",
             "Cannot place two copies of {lo}..{hi} tokens in {n} positions (batch {b}, vocab {v}).",
             lo=min_len, hi=max_len, n=n_ctx, b=batch, v=vocab_size,
         )
-    tokens = rng.integers(0, vocab_size, size=(batch, n_ctx), dtype=np.int64)
+    if distinct:
+        tokens = rng.permuted(np.tile(np.arange(vocab_size, dtype=np.int64), (batch, 1)), axis=1)[:, :n_ctx]
+    else:
+        tokens = rng.integers(0, vocab_size, size=(batch, n_ctx), dtype=np.int64)
     length = rng.integers(min_len, max_len + 1, size=batch)
     free = n_ctx - 2 * length                        # positions not covered by the two copies
     gap = np.floor(rng.random(batch) * (free + 1)).astype(np.int64)

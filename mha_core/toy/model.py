@@ -25,15 +25,16 @@ __all__ = ["ToyConfig", "ToyOutput", "LayerWeights", "ToyTransformer", "layer_we
 class ToyConfig:
     """Shape of the toy model and of the data it is trained on (seed fixes the initial weights)."""
 
-    vocab_size: int = 32
-    n_ctx: int = 32
+    vocab_size: int = 64
+    n_ctx: int = 24
     d_model: int = 64
     n_heads: int = 4
     n_layers: int = 2
     mlp: bool = False
     seed: int = 0
-    min_repeat: int = 4   # shortest repeated segment in the training data
-    max_repeat: int = 12  # longest repeated segment in the training data
+    min_repeat: int = 4    # shortest repeated segment in the data
+    max_repeat: int = 10   # longest repeated segment in the data
+    distinct: bool = True  # data: no token occurs twice except through the repeat (needs vocab_size >= n_ctx)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "min_repeat"):
@@ -43,7 +44,10 @@ class ToyConfig:
         if self.d_model % self.n_heads:
             raise LabError("h_divides", "d_model = {d_model} cannot be cut into {h} equal heads.",
                            d_model=self.d_model, h=self.n_heads)
-        if not self.min_repeat <= self.max_repeat or 2 * self.max_repeat > self.n_ctx:
+        if self.distinct and self.vocab_size < self.n_ctx:
+            raise LabError("toy_vocab", "Distinct tokens need vocab_size >= n_ctx (got {v} < {n}).",
+                           v=self.vocab_size, n=self.n_ctx)
+        if not 2 <= self.min_repeat <= self.max_repeat or 2 * self.max_repeat > self.n_ctx:
             raise LabError(
                 "toy_repeat",
                 "Repeats of {lo}..{hi} tokens do not fit twice in a context of {n} tokens.",
@@ -152,13 +156,18 @@ class ToyTransformer(nn.Module):
         self._init_weights(torch.Generator().manual_seed(cfg.seed))
 
     def _init_weights(self, gen: torch.Generator) -> None:
-        """nanoGPT's init (normal, std 0.02; output projections scaled down) from a private generator."""
+        """Unit-variance embeddings, N(0, 1/fan_in) matrices, from a private generator.
+
+        Without LayerNorm this keeps the residual stream and the attention scores O(1) at the start;
+        nanoGPT's std 0.02 would leave every pattern uniform and training stuck on a long plateau.
+        """
         for name, p in self.named_parameters():
             if name.endswith("bias"):
                 nn.init.zeros_(p)
+            elif name.startswith(("wte", "wpe")):
+                nn.init.normal_(p, 0.0, 1.0, generator=gen)
             else:
-                std = 0.02 / math.sqrt(2 * self.config.n_layers) if name.endswith("c_proj.weight") else 0.02
-                nn.init.normal_(p, 0.0, std, generator=gen)
+                nn.init.normal_(p, 0.0, 1.0 / math.sqrt(p.shape[1]), generator=gen)
 
     def forward(
         self,
@@ -168,9 +177,12 @@ class ToyTransformer(nn.Module):
     ) -> ToyOutput:
         """Run ``idx`` (B, n) token ids; ``head_mask`` (layers, heads) of 0/1 switches heads off."""
         cfg = self.config
-        if idx.ndim != 2 or idx.shape[1] > cfg.n_ctx:
-            raise LabError("toy_idx", "Token ids must be (batch, n) with n <= {n_ctx}; got {shape}.",
+        if idx.ndim != 2 or not 1 <= idx.shape[1] <= cfg.n_ctx:
+            raise LabError("toy_idx", "Token ids must be (batch, n) with 1 <= n <= {n_ctx}; got {shape}.",
                            n_ctx=cfg.n_ctx, shape=tuple(idx.shape))
+        if int(idx.min()) < 0 or int(idx.max()) >= cfg.vocab_size:
+            raise LabError("toy_vocab_range", "Token ids must lie in 0..{top}; got {lo}..{hi}.",
+                           top=cfg.vocab_size - 1, lo=int(idx.min()), hi=int(idx.max()))
         mask = None if head_mask is None else torch.as_tensor(head_mask, dtype=torch.float32)
         if mask is not None and tuple(mask.shape) != (cfg.n_layers, cfg.n_heads):
             raise LabError("toy_head_mask", "The head mask must be (layers, heads) = {want}; got {got}.",

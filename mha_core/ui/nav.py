@@ -12,9 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 class PageSpec:
     """One page: its stable key (URL path, i18n prefix ``nav.<key>``), script and section.
 
-    A script's file name must differ from its key: Streamlit still maps a ``pages/`` folder
-    the old (v1) way on a process's first run, and a file ``pages/<key>.py`` would then be
-    run alone, without app.py's frame, when a link opens ``/<key>`` directly.
+    The script is ``pages/<key>.py`` and starts with ``frame.ensure()`` (see mha_core/ui/frame.py).
     """
 
     key: str
@@ -25,10 +23,10 @@ class PageSpec:
 
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("overview", "pages/overview_page.py", ":material/hub:", "nav.section_learn", True),
-    PageSpec("split", "pages/split_page.py", ":material/call_split:", "nav.section_learn", True),
-    PageSpec("attend", "pages/attend_page.py", ":material/grid_on:", "nav.section_learn", True),
-    PageSpec("concat", "pages/concat_page.py", ":material/merge:", "nav.section_learn", True),
+    PageSpec("overview", "pages/overview.py", ":material/hub:", "nav.section_learn", True),
+    PageSpec("split", "pages/split.py", ":material/call_split:", "nav.section_learn", True),
+    PageSpec("attend", "pages/attend.py", ":material/grid_on:", "nav.section_learn", True),
+    PageSpec("concat", "pages/concat.py", ":material/merge:", "nav.section_learn", True),
     PageSpec("cost", "pages/cost.py", ":material/calculate:", "nav.section_labs"),
     PageSpec("heads", "pages/heads.py", ":material/psychology:", "nav.section_labs"),
     PageSpec("quiz", "pages/quiz.py", ":material/quiz:", "nav.section_check"),

@@ -4,8 +4,10 @@ import numpy as np
 import streamlit as st
 
 from mha_core import charts, scaled_dot_product_attention
-from mha_core.ui import render, state, t
+from mha_core.ui import frame, render, state, t
 from mha_core.walkthrough import scale_demo, weights_without_scaling
+
+frame.ensure()
 
 s = state.current()
 render.page_header("attend")

@@ -4,7 +4,9 @@ import streamlit as st
 
 from mha_core import multi_head_attention
 from mha_core.diagrams import pipeline_dot
-from mha_core.ui import render, state, t
+from mha_core.ui import frame, render, state, t
+
+frame.ensure()
 
 s = state.current()
 render.page_header("overview")

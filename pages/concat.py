@@ -4,8 +4,10 @@ import numpy as np
 import streamlit as st
 
 from mha_core import charts, merge_heads
-from mha_core.ui import compute, render, state, t
+from mha_core.ui import compute, frame, render, state, t
 from mha_core.walkthrough import averaging_matrix, fuse_with_head_gains, head_contributions
+
+frame.ensure()
 
 s = state.current()
 render.page_header("concat")

@@ -5,7 +5,9 @@ import streamlit as st
 
 from mha_core import charts, merge_heads, split_heads
 from mha_core.inputs import split_dims
-from mha_core.ui import render, state, t
+from mha_core.ui import frame, render, state, t
+
+frame.ensure()
 
 PER_HEAD = 16  # columns drawn per head block; wider heads are cut, and the caption says so
 

@@ -1,0 +1,97 @@
+"""The toy transformer: load + score + one sequence's attention, and a training run up to an induction head.
+
+Prints medians over repeated runs (and the machine's load average, since these boxes are shared);
+nothing here is asserted by the tests.
+Usage: python benchmarks/bench_toy.py [--repeats 20] [--train-runs 3] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mha_core.toy import DEFAULT_RECIPE, held_out_batch, inspect_sequence, load_default, score_model  # noqa: E402
+from mha_core.toy.train import train_recipe  # noqa: E402
+
+INDUCTION_TARGET = 0.8  # "reached an induction head": best last-layer induction score on held-out data
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def bench_inference(repeats: int) -> None:
+    """Median of load_default(), score_model() on the held-out set, inspect_sequence() on one sequence."""
+    load_default()  # warm-up (file cache, lazy imports)
+    parts: dict[str, list[float]] = {"load": [], "scores": [], "one_sequence": [], "total": []}
+    for _ in range(repeats):
+        model, t_load = timed(load_default)
+        batch = held_out_batch(model.config)
+        _, t_scores = timed(lambda m=model, b=batch: score_model(m, b))
+        _, t_seq = timed(lambda m=model, b=batch: inspect_sequence(m, b.tokens[0]))
+        for k, v in zip(parts, (t_load, t_scores, t_seq, t_load + t_scores + t_seq), strict=True):
+            parts[k].append(v * 1000)
+    n = held_out_batch(DEFAULT_RECIPE.config).tokens.shape[0]
+    print(f"inference, median of {repeats} ({n} held-out sequences scored):")
+    for k, v in parts.items():
+        print(f"  {k:13s} {statistics.median(v):8.1f} ms")
+
+
+def bench_training(runs: int) -> None:
+    """Wall time of the shipped recipe, and the step/time at which an induction head first appears.
+
+    Scoring inside the callback is excluded from both figures (a page would pay it for its live chart).
+    """
+    probe = held_out_batch(DEFAULT_RECIPE.config, 64)
+    totals, reach = [], []
+    for run in range(runs):
+        found: list[tuple[int, float]] = []
+        start = time.perf_counter()
+        callback_time = [0.0]
+
+        def callback(step: int, loss: float, model, found=found, start=start, callback_time=callback_time) -> None:
+            t = time.perf_counter()
+            if not found and score_model(model, probe).best("induction", layer=1).induction >= INDUCTION_TARGET:
+                found.append((step, t - start - callback_time[0]))
+            callback_time[0] += time.perf_counter() - t
+
+        _, history = train_recipe(DEFAULT_RECIPE, callback=callback, every=25)
+        train_only = history.seconds - history.callback_seconds
+        totals.append(train_only)
+        if found:
+            reach.append(found[0][1])
+            print(f"  run {run}: {DEFAULT_RECIPE.steps} steps in {train_only:5.2f} s; induction >= "
+                  f"{INDUCTION_TARGET} at step {found[0][0]} after {found[0][1]:5.2f} s")
+        else:
+            print(f"  run {run}: {DEFAULT_RECIPE.steps} steps in {train_only:5.2f} s; no induction head")
+    print(f"training, median of {runs}: full recipe {statistics.median(totals):.2f} s"
+          + (f", to induction {statistics.median(reach):.2f} s" if reach else ""))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--train-runs", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads for inference (training uses its own)")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, "
+          f"{a.threads} inference thread(s)")
+    _, t_opt = timed(lambda: torch.optim.AdamW(torch.nn.Linear(1, 1).parameters()))
+    print(f"first optimizer of the process (imports torch._dynamo, paid once per process): {t_opt:.2f} s")
+    bench_inference(a.repeats)
+    bench_training(a.train_runs)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""Start the app as a user would (`streamlit run app.py`) on a free port and wait until healthy.
+
+Shared by the browser tests (tests/e2e) and the browser benchmarks.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
+    """(process, base URL) of a fresh server; raises RuntimeError with its output if it never gets healthy."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+         "--server.address", "127.0.0.1"],
+        cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                if r.read().decode().strip() == "ok":
+                    return proc, base
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("the app did not become healthy:\n" + proc.stdout.read().decode(errors="replace"))
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def wait_ready(page, timeout_ms: int = 60_000) -> None:
+    """As Streamlit's own e2e suite: the app exists and its script has stopped running (checked twice)."""
+    page.wait_for_selector(READY, timeout=timeout_ms)
+    page.wait_for_timeout(100)
+    page.wait_for_selector(READY, timeout=timeout_ms)
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process and its children, in MiB (Linux /proc)."""
+    total = 0
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids += [int(c) for c in children]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024

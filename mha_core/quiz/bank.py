@@ -1,0 +1,139 @@
+"""The question bank: language-neutral structure (assets/quiz/bank.toml) + texts per language
+(assets/quiz/<lang>.toml), checked against each other and turned into Question objects."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from mha_core.i18n import LANGS
+from mha_core.quiz.generate import RECIPES, generate
+from mha_core.quiz.model import Kind, Option, Question
+from mha_core.quiz.numbers import UNITS, format_value
+
+BANK_DIR = Path(__file__).resolve().parents[2] / "assets" / "quiz"
+# Pages a question may point to (keys of mha_core.ui.nav.PAGES; the quiz itself teaches nothing).
+TEACHING_PAGES = ("overview", "split", "attend", "concat", "cost", "heads")
+
+
+class BankError(ValueError):
+    """The bank files disagree with each other or with the rules above (a developer's mistake)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One question's language-neutral part, as bank.toml writes it."""
+
+    id: str
+    kind: Kind
+    section: str
+    teaches: str
+    options: tuple[str, ...] = ()
+    correct: tuple[str, ...] = ()
+    recipe: str = ""
+    unit: str = ""
+    fixed: Mapping[str, int] | None = None
+
+
+def _read(name: str) -> dict:
+    with (BANK_DIR / name).open("rb") as f:
+        return tomllib.load(f)
+
+
+def _entry(raw: dict, sections: tuple[str, ...]) -> Entry:
+    """Check one bank.toml record and type it."""
+    qid = raw.get("id", "?")
+    try:
+        e = Entry(id=qid, kind=Kind(raw["kind"]), section=raw["section"], teaches=raw["teaches"],
+                  options=tuple(raw.get("options", ())), correct=tuple(raw.get("correct", ())),
+                  recipe=raw.get("recipe", ""), unit=raw.get("unit", ""),
+                  fixed=MappingProxyType(dict(raw["fixed"])) if "fixed" in raw else None)
+    except (KeyError, ValueError) as err:
+        raise BankError(f"{qid}: {err!r}") from err
+    problems = []
+    if e.section not in sections:
+        problems.append(f"unknown section {e.section!r}")
+    if e.teaches not in TEACHING_PAGES:
+        problems.append(f"teaches {e.teaches!r} is not a teaching page")
+    if len(set(e.options)) != len(e.options):
+        problems.append("duplicate option ids")
+    if e.kind is Kind.NUMERIC:
+        if e.recipe not in RECIPES or e.unit not in UNITS:
+            problems.append(f"numeric needs a known recipe and unit (got {e.recipe!r}, {e.unit!r})")
+    elif e.kind is Kind.TEXT:
+        if e.options or e.correct:
+            problems.append("free text takes no options")
+    else:
+        wanted = {Kind.SINGLE: len(e.correct) == 1, Kind.MULTIPLE: len(e.correct) >= 1,
+                  Kind.ORDERING: sorted(e.correct) == sorted(e.options)}[e.kind]
+        if len(e.options) < 2 or not wanted or not set(e.correct) <= set(e.options):
+            problems.append(f"{e.kind} needs options and a matching answer key")
+    if problems:
+        raise BankError(f"{qid}: " + "; ".join(problems))
+    return e
+
+
+@functools.cache
+def structure() -> tuple[tuple[str, ...], tuple[Entry, ...]]:
+    """(sections in teaching order, entries in bank order), read once per process."""
+    raw = _read("bank.toml")
+    sections = tuple(raw["sections"])
+    entries = tuple(_entry(q, sections) for q in raw["question"])
+    ids = [e.id for e in entries]
+    if len(set(ids)) != len(ids):
+        raise BankError("duplicate question ids")
+    return sections, entries
+
+
+@functools.cache
+def _texts(lang: str) -> Mapping[str, Mapping]:
+    """One language's texts, checked against the structure (same ids, same option ids, all fields)."""
+    texts = _read(f"{lang}.toml")
+    _, entries = structure()
+    if set(texts) != {e.id for e in entries}:
+        raise BankError(f"{lang}.toml ids differ from bank.toml: {sorted(set(texts) ^ {e.id for e in entries})}")
+    for e in entries:
+        t = texts[e.id]
+        need = {"title", "prompt", "explanation"} | ({"model_answer"} if e.kind is Kind.TEXT else set())
+        if e.options:
+            need.add("options")
+        if set(t) != need or set(t.get("options", {})) != set(e.options):
+            raise BankError(f"{lang}.toml [{e.id}] needs exactly {sorted(need)} and options {list(e.options)}")
+    return MappingProxyType(texts)
+
+
+def _question(e: Entry, lang: str, seed: int) -> Question:
+    """One question in one language; a numeric one gets its numbers and answer from the seed."""
+    t = _texts(lang)[e.id]
+    params: Mapping[str, int] = MappingProxyType({})
+    value = None
+    prompt, explanation = t["prompt"], t["explanation"]
+    if e.kind is Kind.NUMERIC:
+        params, value = generate(e.recipe, seed, e.id, e.fixed)
+        prompt = prompt.format(**params)
+        explanation = explanation.format(**params, answer=format_value(value, e.unit))
+    return Question(
+        id=e.id, kind=e.kind, lang=lang, title=t["title"].format(**params), prompt=prompt,
+        explanation=explanation, section=e.section, teaches=e.teaches,
+        options=tuple(Option(o, t["options"][o]) for o in e.options), correct=e.correct,
+        value=value, unit=e.unit, model_answer=t.get("model_answer", ""), params=params,
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def load_questions(lang: str, seed: int = 0) -> tuple[Question, ...]:
+    """Every question of the bank in ``lang`` ("zh" or "en"), in teaching order; numeric questions
+    drawn from ``seed`` (a student's seed) with answers computed by mha_core.counts."""
+    if lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}; expected one of {LANGS}")
+    _, entries = structure()
+    return tuple(_question(e, lang, int(seed)) for e in entries)
+
+
+def sections() -> tuple[str, ...]:
+    """Section keys in teaching order (their names: ``quiz.sections.<key>`` in the catalogs)."""
+    return structure()[0]

@@ -1,0 +1,94 @@
+"""Numeric questions: draw a layer shape from a seed, and compute the answer with mha_core.counts.
+
+Answers are never stored: each recipe's ``value`` calls the same counting functions the other pages
+use. Draws are chosen so that answers in the stated unit are whole numbers (tests check many seeds).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from types import MappingProxyType
+
+from mha_core.counts import kv_cache_bytes, param_counts
+
+Params = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to draw a question's numbers (``draw``) and compute its answer from them (``value``)."""
+
+    draw: Callable[[random.Random], dict[str, int]]
+    value: Callable[[Params], Fraction]
+
+
+def _shape(rng: random.Random) -> dict[str, int]:
+    h = rng.choice((2, 4, 6, 8, 12, 16, 32))
+    return {"d_model": h * rng.choice((32, 48, 64, 80, 96, 128)), "h": h}
+
+
+def _grouped(rng: random.Random) -> dict[str, int]:
+    h = rng.choice((8, 12, 16, 24, 32, 48, 64))
+    d_head = rng.choice((64, 128))
+    g = rng.choice([g for g in range(1, h) if h % g == 0])
+    return {"d_model": h * d_head, "h": h, "g": g, "d_head": d_head}
+
+
+def _cache_mha(rng: random.Random) -> dict[str, int]:
+    return {"layers": rng.choice((12, 16, 24, 32, 48)), "h": rng.choice((8, 12, 16, 32)),
+            "d_head": rng.choice((64, 128)), "seq_len": rng.choice((1024, 2048, 4096, 8192)),
+            "batch": rng.choice((1, 2, 4, 8))}
+
+
+def _cache_gqa(rng: random.Random) -> dict[str, int]:
+    h = rng.choice((16, 32, 64))
+    return {"layers": rng.choice((16, 24, 32, 40, 48, 64, 80)), "h": h, "g": rng.choice((1, 2, 4, 8)),
+            "d_head": 128, "seq_len": rng.choice((2048, 4096, 8192)), "batch": rng.choice((1, 2, 4))}
+
+
+def _cache_long(rng: random.Random) -> dict[str, int]:
+    g = rng.choice((2, 4, 8))
+    return {"layers": rng.choice((32, 64)), "h": g * rng.choice((4, 8)), "g": g, "d_head": 128,
+            "seq_len": rng.choice((32768, 65536, 131072)), "batch": 1}
+
+
+def _ratio(rng: random.Random) -> dict[str, int]:
+    h = rng.choice((16, 32, 64))
+    return {"layers": rng.choice((24, 32, 48)), "h": h, "g": rng.choice([g for g in range(1, h) if h % g == 0]),
+            "d_head": 128, "seq_len": 4096}
+
+
+def _d_head(p: Params) -> Fraction:
+    """param_counts' W_Q is d_model × h·d_head: dividing back out keeps one validation for every page."""
+    return Fraction(param_counts(p["d_model"], p["h"])["q"], p["d_model"] * p["h"])
+
+
+def _cache(p: Params, kv_heads: int) -> int:
+    return kv_cache_bytes(n_layers=p["layers"], n_kv_heads=kv_heads, d_head=p["d_head"],
+                          seq_len=p["seq_len"], batch=p.get("batch", 1))
+
+
+RECIPES: Mapping[str, Recipe] = MappingProxyType({
+    "d_head": Recipe(_shape, _d_head),
+    "mha_params": Recipe(_shape, lambda p: Fraction(param_counts(p["d_model"], p["h"])["total"])),
+    "mha_params_bias": Recipe(_shape, lambda p: Fraction(param_counts(p["d_model"], p["h"], bias=True)["total"])),
+    "wo_params": Recipe(_shape, lambda p: Fraction(param_counts(p["d_model"], p["h"])["o"])),
+    "gqa_params": Recipe(_grouped, lambda p: Fraction(param_counts(p["d_model"], p["h"], n_kv_heads=p["g"])["total"])),
+    "kv_mha": Recipe(_cache_mha, lambda p: Fraction(_cache(p, p["h"]))),
+    "kv_gqa": Recipe(_cache_gqa, lambda p: Fraction(_cache(p, p["g"]))),
+    "kv_long": Recipe(_cache_long, lambda p: Fraction(_cache(p, p["g"]))),
+    "kv_ratio": Recipe(_ratio, lambda p: Fraction(_cache(p, p["h"]), _cache(p, p["g"]))),
+})
+
+
+def generate(recipe: str, seed: int, question_id: str, fixed: Params | None = None) -> tuple[Params, Fraction]:
+    """(the numbers shown, the right answer) for one question and one student seed.
+
+    The draw depends on (seed, question id) only, so adding a question never changes another's numbers.
+    """
+    r = RECIPES[recipe]
+    params = dict(fixed) if fixed else r.draw(random.Random(f"{seed}/{question_id}"))
+    return MappingProxyType(params), r.value(params)

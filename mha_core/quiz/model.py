@@ -1,0 +1,82 @@
+"""The quiz's typed objects: questions, options, answers and grades (no Streamlit, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from fractions import Fraction
+from types import MappingProxyType
+
+
+class Kind(StrEnum):
+    """What a question asks for; the value is what the bank files write."""
+
+    SINGLE = "single"        # answer: one option id
+    MULTIPLE = "multiple"    # answer: a collection of option ids
+    NUMERIC = "numeric"      # answer: the text the student typed
+    ORDERING = "ordering"    # answer: a sequence of item ids, first to last
+    TEXT = "text"            # answer: SelfMark (free text, marked by the student after the model answer)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice (or one item to order), identified by a stable id, never by its text or position."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question in one language. ``correct`` holds option ids (single/multiple) or the item order
+    (ordering); ``value`` is a numeric question's answer in base units, computed at load time."""
+
+    id: str
+    kind: Kind
+    lang: str
+    title: str          # a few words, for the summary and a teacher's dashboard
+    prompt: str         # markdown
+    explanation: str    # markdown, shown after grading
+    section: str        # the part of the knowledge point it checks (assets/quiz/bank.toml)
+    teaches: str        # key of the page that teaches the point (mha_core.ui.nav)
+    options: tuple[Option, ...] = ()
+    correct: tuple[str, ...] = ()
+    value: Fraction | None = None
+    unit: str = ""
+    model_answer: str = ""
+    params: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    def option(self, option_id: str) -> Option:
+        """The option with this id (KeyError if there is none)."""
+        for opt in self.options:
+            if opt.id == option_id:
+                return opt
+        raise KeyError(option_id)
+
+    @property
+    def option_ids(self) -> tuple[str, ...]:
+        """Option ids in bank order."""
+        return tuple(o.id for o in self.options)
+
+
+@dataclass(frozen=True)
+class SelfMark:
+    """A free-text answer and the student's own verdict after reading the model answer."""
+
+    text: str
+    correct: bool
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The grader's verdict: truthy when right. ``canonical`` is the answer normalised for storage and
+    aggregation (same answer → same string, in any language); ``expected`` is the right one, same form."""
+
+    question_id: str
+    correct: bool
+    canonical: str
+    expected: str
+
+    def __bool__(self) -> bool:
+        return self.correct

@@ -1,0 +1,107 @@
+"""Command line: ``python -m mha_core.toy {train,scores,ablation,experiment}``; every command prints JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from mha_core.toy import scores as sc
+from mha_core.toy.ablation import ablate, importance, pruning_curve
+from mha_core.toy.evaluate import EVAL_SEED, EVAL_SEQS, held_out_batch, repeat_metrics, score_model
+from mha_core.toy.experiment import heads_vs_accuracy
+from mha_core.toy.train import DEFAULT_RECIPE, train_recipe
+from mha_core.toy.weights import ASSETS, DEFAULT_WEIGHTS, load_model, save_model
+
+
+def _print(obj: object) -> None:
+    print(json.dumps(obj, indent=2))
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train the default recipe; write it to --out, or with --check compare it with the file instead."""
+    model, history = train_recipe(DEFAULT_RECIPE)
+    out = {"seconds": round(history.seconds, 2), "final_loss": history.loss[-1], "steps": DEFAULT_RECIPE.steps}
+    if args.check:
+        shipped = load_model(args.out).state_dict()
+        diff = max(float((shipped[k] - v).abs().max()) for k, v in model.state_dict().items())
+        out |= {"compared_with": str(args.out), "max_abs_diff": diff, "identical": diff == 0.0}
+        _print(out)
+        return 0 if diff == 0.0 else 1
+    save_model(model, args.out, DEFAULT_RECIPE)
+    _print(out | {"written": str(args.out), "bytes": args.out.stat().st_size})
+    return 0
+
+
+def cmd_scores(args: argparse.Namespace) -> int:
+    """Every head's scores and label on the held-out set, plus the model's repeated-part metrics."""
+    model = load_model(args.weights)
+    batch = held_out_batch(model.config)
+    table = score_model(model, batch)
+    _print({
+        "weights": str(args.weights),
+        "held_out": {"n_seqs": EVAL_SEQS, "seed": EVAL_SEED},
+        "thresholds": {"previous_token": sc.PREVIOUS_TOKEN_MIN, "induction": sc.INDUCTION_MIN,
+                       "first_token": sc.FIRST_TOKEN_MIN, "self": sc.SELF_MIN, "broad": sc.BROAD_ENTROPY_MIN},
+        "repeat": asdict(repeat_metrics(model, batch)),
+        "heads": [asdict(h) for h in table.heads],
+    })
+    return 0
+
+
+def cmd_ablation(args: argparse.Namespace) -> int:
+    """Switch off all induction heads, then each alone; single-head importance; pruning curve."""
+    model = load_model(args.weights)
+    batch = held_out_batch(model.config)
+    induction = score_model(model, batch).labelled("induction")
+    group = ablate(model, batch, induction)
+    imp = importance(model, batch)
+    curve = pruning_curve(model, batch, imp)
+    _print({
+        "base": asdict(group.base),
+        "all_induction_off": asdict(group.ablated) | {"heads": induction, "loss_factor": group.loss_factor},
+        "single_induction_off": [
+            asdict(a.ablated) | {"head": a.heads[0], "loss_factor": a.loss_factor}
+            for a in (ablate(model, batch, [h]) for h in induction)
+        ],
+        "importance_loss_increase": imp.loss_increase.round(4).tolist(),
+        "importance_accuracy_drop": imp.accuracy_drop.round(4).tolist(),
+        "pruning": {"order": curve.order, "accuracy": curve.accuracy, "loss": curve.loss},
+    })
+    return 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    """Heads-vs-accuracy sweep at fixed d_model; write the JSON result file."""
+    result = heads_vs_accuracy().to_json_dict()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    _print({"written": str(args.out), "mean_accuracy": result["mean_accuracy"]})
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mha_core.toy", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("train", help="reproduce the shipped weights from the seed")
+    p.add_argument("--out", type=Path, default=DEFAULT_WEIGHTS)
+    p.add_argument("--check", action="store_true", help="compare with --out instead of overwriting it")
+    p.set_defaults(func=cmd_train)
+    for name, func in (("scores", cmd_scores), ("ablation", cmd_ablation)):
+        p = sub.add_parser(name, help=func.__doc__)
+        p.add_argument("--weights", type=Path, default=DEFAULT_WEIGHTS)
+        p.set_defaults(func=func)
+    p = sub.add_parser("experiment", help="heads-vs-accuracy sweep (misconception two)")
+    p.add_argument("--out", type=Path, default=ASSETS / "heads_vs_accuracy.json")
+    p.set_defaults(func=cmd_experiment)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # a short-lived CLI process: one thread is fastest on a shared 2-core box
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""Save and load toy models as a plain dict (config + state_dict + recipe) readable with ``weights_only=True``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from mha_core.errors import LabError
+from mha_core.toy.model import ToyConfig, ToyTransformer
+from mha_core.toy.train import TrainRecipe
+
+__all__ = ["ASSETS", "DEFAULT_WEIGHTS", "save_model", "load_model", "load_default"]
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "toy"
+DEFAULT_WEIGHTS = ASSETS / "default.pt"
+
+
+def save_model(model: ToyTransformer, path: Path, recipe: TrainRecipe | None = None) -> None:
+    """Write ``{"config", "state_dict", "recipe"}``; tensors are cloned so the file holds only the weights."""
+    payload = {
+        "config": model.config.to_dict(),
+        "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+        "recipe": None if recipe is None else {k: v for k, v in asdict(recipe).items() if k != "config"},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(payload, path)
+
+
+def load_model(path: Path | str) -> ToyTransformer:
+    """Load a file written by ``save_model``; LabError if it is missing or not a toy model."""
+    path = Path(path)
+    if not path.is_file():
+        raise LabError("toy_weights_missing",
+                       "The toy model's weights file {path} is missing; run `python -m mha_core.toy train`.",
+                       path=str(path))
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        model = ToyTransformer(ToyConfig.from_dict(payload["config"]))
+        model.load_state_dict(payload["state_dict"])
+    except Exception as exc:  # any unreadable, truncated or foreign file means the same thing to a student
+        raise LabError("toy_weights_corrupt",
+                       "The toy model's weights file {path} cannot be read ({reason}); "
+                       "run `python -m mha_core.toy train` to rebuild it.",
+                       path=str(path), reason=type(exc).__name__) from exc
+    return model.eval()
+
+
+def load_default() -> ToyTransformer:
+    """The shipped model (``assets/toy/default.pt``), in eval mode."""
+    return load_model(DEFAULT_WEIGHTS)

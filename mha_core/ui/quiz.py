@@ -1,0 +1,300 @@
+"""The quiz page's Streamlit layer: student id, the teacher's sidebar choice, question cards with
+feedback, the running score and the summary. The only quiz module that imports Streamlit (it belongs
+beside mha_core.ui; it lives here because the quiz feature owns only mha_core/quiz).
+
+Answers are graded in button callbacks, before the script runs, so the score drawn at the top of the
+page already counts the answer just given. Every graded answer goes through ``grade`` into the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import streamlit as st
+
+from mha_core.errors import LabError
+from mha_core.quiz.bank import load_questions
+from mha_core.quiz.grading import SELF_RIGHT, describe, grade
+from mha_core.quiz.model import Grade, Kind, Question, SelfMark
+from mha_core.quiz.progress import Progress, presented_order
+from mha_core.quiz.store import ProgressStore, new_student_id, student_seed, valid_student_id
+from mha_core.ui import render
+from mha_core.ui.i18n import lang, t
+from mha_core.ui.nav import available_pages
+
+MODES = ("one", "all")
+STUDENT_KEY = "quiz_student"      # session: this student's id (also ?student= in the URL)
+MODE_KEY = "quiz_mode"            # sidebar widget: one question at a time or all at once
+SAVED_MODE_KEY = "quiz_saved_mode"  # session: the mode, kept while other pages drop the widget
+FLASH_KEY = "quiz_flash"          # session: question id -> LabError to show once under that question
+REVEALED_KEY = "quiz_revealed"    # session: free-text questions whose model answer is showing
+MAX_TEXT = 600
+
+
+@st.cache_resource(show_spinner=False)
+def store() -> ProgressStore:
+    """Progress of every student of this server process (survives page switches and reloads)."""
+    return ProgressStore()
+
+
+def answer_key(question_id: str, option_id: str | None = None) -> str:
+    """Widget key of a question's answer (one checkbox per option for multiple choice)."""
+    return f"quiz_a_{question_id}" if option_id is None else f"quiz_a_{question_id}_{option_id}"
+
+
+def button_key(action: str, question_id: str) -> str:
+    """Widget key of a question's button: check, reveal, self_right, self_wrong."""
+    return f"quiz_{action}_{question_id}"
+
+
+@dataclass(frozen=True)
+class QuizView:
+    """What one run of the page shows: whose quiz, in which mode, the questions and the progress."""
+
+    student: str
+    seed: int
+    mode: str
+    questions: tuple[Question, ...]
+    progress: Progress
+
+
+def open_quiz() -> QuizView:
+    """Identify the student (session, else URL, else new), draw the sidebar, load bank and progress."""
+    student = _student()
+    mode = _sidebar(student)
+    seed = student_seed(student)
+    return QuizView(student, seed, mode, load_questions(lang(), seed), store().get(student))
+
+
+def _student() -> str:
+    ss = st.session_state
+    if not valid_student_id(ss.get(STUDENT_KEY)):
+        from_url = st.query_params.get("student")
+        ss[STUDENT_KEY] = from_url if valid_student_id(from_url) else new_student_id()
+    if st.query_params.get("student") != ss[STUDENT_KEY]:
+        st.query_params["student"] = ss[STUDENT_KEY]
+    return ss[STUDENT_KEY]
+
+
+def _sidebar(student: str) -> str:
+    ss = st.session_state
+    if MODE_KEY not in ss:
+        from_url = st.query_params.get("mode")
+        ss[MODE_KEY] = ss.get(SAVED_MODE_KEY) or (from_url if from_url in MODES else MODES[0])
+    labels = {m: t(f"quiz.mode_{m}") for m in MODES}
+    st.sidebar.subheader(t("quiz.sidebar_title"))
+    mode = st.sidebar.radio(t("quiz.mode"), MODES, key=MODE_KEY, format_func=labels.__getitem__,
+                            help=t("quiz.mode_help"))
+    ss[SAVED_MODE_KEY] = mode
+    if st.query_params.get("mode") != mode:
+        st.query_params["mode"] = mode
+    st.sidebar.button(t("quiz.restart"), key="quiz_restart", help=t("quiz.restart_help"),
+                      icon=":material/restart_alt:", on_click=_on_restart, args=(student,))
+    return mode
+
+
+# --- callbacks: run before the script, so the page draws the new state ---
+
+def _flash(question_id: str, err: LabError) -> None:
+    st.session_state.setdefault(FLASH_KEY, {})[question_id] = err
+
+
+def _submit(student: str, q: Question, answer: object) -> None:
+    """Grade and record; bad input or a second answer shows a message and records nothing."""
+    try:
+        g = grade(q, answer)
+        store().update(student, lambda p: p.record(g))
+    except LabError as err:
+        _flash(q.id, err)
+
+
+def _read_answer(q: Question) -> object:
+    ss = st.session_state
+    if q.kind is Kind.MULTIPLE:
+        return [o for o in q.option_ids if ss.get(answer_key(q.id, o))]
+    if q.kind is Kind.ORDERING:
+        return list(ss.get(answer_key(q.id)) or [])
+    if q.kind is Kind.NUMERIC:
+        return ss.get(answer_key(q.id)) or ""
+    return ss.get(answer_key(q.id))
+
+
+def _on_check(student: str, q: Question) -> None:
+    _submit(student, q, _read_answer(q))
+
+
+def _on_reveal(q: Question) -> None:
+    if not (st.session_state.get(answer_key(q.id)) or "").strip():
+        _flash(q.id, LabError("quiz_empty", "Please answer first."))
+        return
+    st.session_state.setdefault(REVEALED_KEY, set()).add(q.id)
+
+
+def _on_self_mark(student: str, q: Question, correct: bool) -> None:
+    _submit(student, q, SelfMark(st.session_state.get(answer_key(q.id)) or "", correct))
+
+
+def _on_move(student: str, position: int, count: int) -> None:
+    store().update(student, lambda p: p.moved(position, count))
+
+
+def _on_retry(student: str, questions: tuple[Question, ...]) -> None:
+    store().update(student, lambda p: p.retry_wrong(questions))
+    st.session_state[REVEALED_KEY] = set()
+
+
+def _on_restart(student: str) -> None:
+    store().reset(student)
+    st.session_state[REVEALED_KEY] = set()
+    st.session_state[FLASH_KEY] = {}
+
+
+# --- drawing ---
+
+def scoreboard(view: QuizView) -> None:
+    """The running score and how far the student is."""
+    s = view.progress.score(view.questions)
+    st.markdown(t("quiz.score", right=s.right, total=s.total))
+    st.progress(s.answered / s.total, text=t("quiz.progress", answered=s.answered, total=s.total))
+
+
+def questions(view: QuizView) -> None:
+    """All question cards, or one with previous / next (the teacher's choice)."""
+    n = len(view.questions)
+    if view.mode == "all":
+        for i in range(n):
+            _card(view, i)
+        return
+    pos = max(0, min(view.progress.position, n - 1))
+    _card(view, pos)
+    prev_col, next_col = st.columns(2)
+    prev_col.button(t("quiz.prev"), key="quiz_prev", disabled=pos == 0, icon=":material/arrow_back:",
+                    on_click=_on_move, args=(view.student, pos - 1, n), width="stretch")
+    next_col.button(t("quiz.next"), key="quiz_next", disabled=pos == n - 1, icon=":material/arrow_forward:",
+                    on_click=_on_move, args=(view.student, pos + 1, n), width="stretch")
+
+
+def _card(view: QuizView, i: int) -> None:
+    q = view.questions[i]
+    g = view.progress.grade_of(q.id)
+    with st.container(border=True):
+        st.caption(t("quiz.question_n", i=i + 1, n=len(view.questions), section=t(f"quiz.sections.{q.section}")))
+        st.markdown(q.prompt)
+        if g is None:
+            _INPUTS[q.kind](view, q)
+        else:
+            _feedback(q, g)
+        err = st.session_state.get(FLASH_KEY, {}).pop(q.id, None)
+        if err is not None:
+            render.show_error(err)
+
+
+def _check_button(view: QuizView, q: Question) -> None:
+    st.button(t("quiz.check"), key=button_key("check", q.id), type="primary", icon=":material/check:",
+              on_click=_on_check, args=(view.student, q))
+
+
+def _single(view: QuizView, q: Question) -> None:
+    texts = {o.id: o.text for o in q.options}
+    st.radio(t("quiz.your_answer"), presented_order(q, view.seed), index=None, key=answer_key(q.id),
+             format_func=texts.__getitem__, label_visibility="collapsed")
+    _check_button(view, q)
+
+
+def _multiple(view: QuizView, q: Question) -> None:
+    texts = {o.id: o.text for o in q.options}
+    st.caption(t("quiz.hint_multiple"))
+    for o in presented_order(q, view.seed):
+        st.checkbox(texts[o], key=answer_key(q.id, o))
+    _check_button(view, q)
+
+
+def _numeric(view: QuizView, q: Question) -> None:
+    st.text_input(t("quiz.your_answer"), key=answer_key(q.id), max_chars=60,
+                  placeholder=t(f"quiz.placeholder_{q.unit}"))
+    st.caption(t(f"quiz.hint_{q.unit}"))
+    _check_button(view, q)
+
+
+def _ordering(view: QuizView, q: Question) -> None:
+    texts = {o.id: o.text for o in q.options}
+    st.multiselect(t("quiz.order_label"), presented_order(q, view.seed), key=answer_key(q.id),
+                   format_func=texts.__getitem__, placeholder=t("quiz.order_placeholder"))
+    _check_button(view, q)
+
+
+def _text(view: QuizView, q: Question) -> None:
+    revealed = q.id in st.session_state.get(REVEALED_KEY, set())
+    st.text_area(t("quiz.your_answer"), key=answer_key(q.id), max_chars=MAX_TEXT, height=100)
+    if not revealed:
+        st.button(t("quiz.reveal"), key=button_key("reveal", q.id), icon=":material/visibility:",
+                  on_click=_on_reveal, args=(q,))
+        return
+    st.info(t("quiz.model_answer", text=q.model_answer), icon=":material/school:")
+    st.markdown(t("quiz.self_mark"))
+    right_col, wrong_col = st.columns(2)
+    right_col.button(t("quiz.self_right"), key=button_key("self_right", q.id), icon=":material/thumb_up:",
+                     on_click=_on_self_mark, args=(view.student, q, True), width="stretch")
+    wrong_col.button(t("quiz.self_wrong"), key=button_key("self_wrong", q.id), icon=":material/thumb_down:",
+                     on_click=_on_self_mark, args=(view.student, q, False), width="stretch")
+
+
+_INPUTS: Mapping[Kind, Callable[[QuizView, Question], None]] = MappingProxyType({
+    Kind.SINGLE: _single, Kind.MULTIPLE: _multiple, Kind.NUMERIC: _numeric,
+    Kind.ORDERING: _ordering, Kind.TEXT: _text,
+})
+
+
+def _feedback(q: Question, g: Grade) -> None:
+    """Right or wrong, the answer given, the right one, why, and where the point is taught."""
+    if g.correct:
+        st.success(t("quiz.right"), icon=":material/check_circle:")
+    else:
+        st.error(t("quiz.wrong"), icon=":material/cancel:")
+    if q.kind is Kind.TEXT:
+        st.markdown(t("quiz.self_marked_right" if g.canonical == SELF_RIGHT else "quiz.self_marked_wrong"))
+        st.markdown(t("quiz.model_answer", text=q.model_answer))
+    else:
+        st.markdown(t("quiz.given", answer=describe(q, g.canonical)))
+        if not g.correct:
+            st.markdown(t("quiz.expected", answer=describe(q, g.expected)))
+    st.markdown(q.explanation)
+    _page_link(q.teaches, t("quiz.learn_more"))
+
+
+def _page_link(key: str, caption: str) -> bool:
+    """A link to the page that teaches ``key``, if that page exists yet."""
+    spec = next((p for p in available_pages() if p.key == key), None)
+    if spec is None:
+        return False
+    st.caption(caption)
+    st.page_link(spec.script, label=t(f"nav.{key}"), icon=spec.icon)
+    return True
+
+
+def summary(view: QuizView) -> None:
+    """When every question has a grade: what was right, what to revisit (by page), retry the wrong ones."""
+    qs = view.questions
+    s = view.progress.score(qs)
+    if not s.complete:
+        return
+    sm = view.progress.summary(qs)
+    st.divider()
+    st.subheader(t("quiz.summary_title"))
+    st.markdown(t("quiz.summary_score", right=s.right, total=s.total))
+    if not sm.wrong:
+        st.success(t("quiz.all_right"), icon=":material/celebration:")
+    else:
+        st.markdown(f"**{t('quiz.revisit')}**")
+        for page, wrong in sm.revisit:
+            with st.container(border=True):
+                if not _page_link(page, t("quiz.revisit_page")):
+                    st.markdown(f"**{t(f'nav.{page}')}**")
+                st.markdown("\n".join(f"- {q.title}" for q in wrong))
+        st.button(t("quiz.retry", n=len(sm.wrong)), key="quiz_retry", type="primary", icon=":material/replay:",
+                  on_click=_on_retry, args=(view.student, qs))
+    if sm.right:
+        with st.expander(t("quiz.right_list", n=len(sm.right)), icon=":material/task_alt:"):
+            st.markdown("\n".join(f"- {q.title}" for q in sm.right))

@@ -1,0 +1,227 @@
+"""Cost lab: parameters, FLOPs and KV cache of MHA / GQA / MQA, live, on published model shapes."""
+
+import streamlit as st
+
+from mha_core import cost_charts
+from mha_core.counts import (
+    ModelShape,
+    attention_flops,
+    attention_kind,
+    cost_report,
+    divisors,
+    flops_curve,
+    heads_sweep,
+    kv_cache_bytes,
+    kv_curves,
+    param_counts,
+    seq_grid,
+)
+from mha_core.errors import LabError
+from mha_core.i18n import translate
+from mha_core.presets import PRESET_KEYS, nearest, preset
+from mha_core.ui import frame, lang, render, t
+from mha_core.units import format_bytes, format_flops, format_params
+
+frame.ensure()
+
+CUSTOM = "custom"
+BYTES_PER_VALUE = {"fp32": 4, "bf16": 2, "int8": 1}
+DEFAULT_PRESET = "transformer_base"
+WIDGET_KEYS = ("cost_preset", "cost_fixed", "cost_d_model", "cost_h_div", "cost_h", "cost_d_head", "cost_kv",
+               "cost_layers", "cost_bias", "cost_seq", "cost_batch", "cost_dtype")
+SAVED = "cost_saved"  # a plain session key (no widget), so it outlives visits to other pages
+ss = st.session_state
+LANG = lang()
+
+
+def bound_t(key: str, **params: object) -> str:
+    """``t`` bound to this run's language, for format_func (which may be called outside the run)."""
+    return translate(LANG, key, **params)
+
+
+def fill_from_preset() -> None:
+    """on_change of the preset box: the published shape goes into every control."""
+    if ss["cost_preset"] == CUSTOM:
+        return
+    p = preset(ss["cost_preset"])
+    ss.update(cost_fixed=True, cost_d_model=p.d_model, cost_h_div=p.n_heads, cost_h=p.n_heads, cost_d_head=p.d_head,
+              cost_kv=p.n_kv_heads, cost_layers=p.n_layers, cost_bias=p.bias)
+    if p.context_len:
+        ss["cost_seq"] = p.context_len
+
+
+def to_custom() -> None:
+    """on_change of a shape control: the figures no longer describe the published model."""
+    ss["cost_preset"] = CUSTOM
+
+
+def switch_mode() -> None:
+    """Fixed d_model <-> h × d_head: carry the same shape over to the other controls."""
+    if ss["cost_fixed"]:
+        ss.update(cost_d_model=ss["cost_h"] * ss["cost_d_head"], cost_h_div=ss["cost_h"])
+    else:
+        ss.update(cost_h=ss["cost_h_div"], cost_d_head=ss["cost_d_model"] // ss["cost_h_div"])
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def chart_spec(builder: str, points: tuple, **labels: object) -> dict:
+    """The Vega-Lite spec of one cost_charts builder (cached: building and serialising is this page's
+    slowest step; cost_charts is validated against the schema in the tests, so not again here)."""
+    return getattr(cost_charts, builder)(points, **labels).to_dict(validate=False)
+
+
+def show_chart(title: str, builder: str, points: list, **labels: object) -> None:
+    """A cost chart at the column's width, its title above it as text (wraps on a phone instead of being cut)."""
+    st.markdown(f"**{title}**")
+    st.vega_lite_chart(chart_spec(builder, tuple(points), **labels), width="stretch")
+
+
+def vs_mha(value: int, mha: int) -> str | None:
+    """A metric's delta against the same model with MHA (None when this is MHA)."""
+    return None if value == mha else t("cost.vs_mha", pct=f"{100 * (value - mha) / mha:+.0f}")
+
+
+def restore_state() -> None:
+    """Streamlit drops a widget's value when a run does not draw it (any other page): put back the copy
+    kept under SAVED, else start from the default preset; a shape still incomplete is refilled from its preset."""
+    for key, value in ss.get(SAVED, {}).items():
+        ss.setdefault(key, value)
+    mode_keys = ("cost_d_model", "cost_h_div") if ss.get("cost_fixed", True) else ("cost_h", "cost_d_head")
+    if any(k not in ss for k in ("cost_preset", "cost_fixed", "cost_kv", "cost_layers", "cost_bias", *mode_keys)):
+        if ss.get("cost_preset", CUSTOM) == CUSTOM:
+            ss["cost_preset"] = DEFAULT_PRESET
+        fill_from_preset()
+    for key, value in (("cost_seq", 1024), ("cost_batch", 1), ("cost_dtype", "bf16")):
+        ss.setdefault(key, value)
+
+
+restore_state()
+render.page_header("cost")
+
+# ---- controls -------------------------------------------------------------------------------
+with st.container(border=True):
+    st.selectbox(t("cost.preset"), (CUSTOM, *PRESET_KEYS), key="cost_preset", on_change=fill_from_preset,
+                 format_func=lambda k: bound_t("cost.custom") if k == CUSTOM else preset(k).name)
+    shape_col, kv_col, load_col = st.columns(3)
+    with shape_col:
+        fixed = st.toggle(t("cost.fixed"), key="cost_fixed", on_change=switch_mode, help=t("cost.fixed_help"))
+        if fixed:
+            d_model = int(st.number_input("d_model", 1, 65536, step=64, key="cost_d_model", on_change=to_custom))
+            options = divisors(d_model)
+            if ss["cost_h_div"] not in options:
+                ss["cost_h_div"] = nearest(int(ss["cost_h_div"]), options)
+            h = int(st.select_slider(t("cost.h"), options, key="cost_h_div", on_change=to_custom,
+                                     help=t("cost.h_div_help")))
+            d_head = d_model // h
+        else:
+            h = int(st.number_input(t("cost.h"), 1, 1024, key="cost_h", on_change=to_custom))
+            d_head = int(st.number_input("d_head", 1, 1024, key="cost_d_head", on_change=to_custom))
+            d_model = h * d_head
+    with kv_col:
+        kv_options = divisors(h)[::-1]
+        if ss["cost_kv"] not in kv_options:
+            ss["cost_kv"] = nearest(int(ss["cost_kv"]), kv_options)
+        g = int(st.selectbox(
+            t("cost.kv"), kv_options, key="cost_kv", on_change=to_custom, help=t("cost.kv_help"),
+            format_func=lambda n, h=h: bound_t(f"cost.kv_{attention_kind(h, n).lower()}", g=n, h=h, r=h // n),
+        ))
+        layers = int(st.number_input(t("cost.layers"), 1, 256, key="cost_layers", on_change=to_custom))
+        bias = st.toggle(t("cost.bias"), key="cost_bias", on_change=to_custom, help=t("cost.bias_help"))
+    with load_col:
+        seq_len = int(st.number_input(t("cost.seq_len"), 1, 1 << 20, step=512, key="cost_seq",
+                                      help=t("cost.seq_help")))
+        batch = int(st.number_input(t("cost.batch"), 1, 4096, key="cost_batch"))
+        dtype = st.radio(t("cost.dtype"), tuple(BYTES_PER_VALUE), key="cost_dtype", horizontal=True,
+                         format_func=lambda k: bound_t(f"cost.dtype_{k}"))
+
+ss[SAVED] = {k: ss[k] for k in WIDGET_KEYS if k in ss}
+
+picked = None if ss["cost_preset"] == CUSTOM else preset(ss["cost_preset"])
+st.caption(t("cost.source", source=picked.source) if picked else t("cost.source_custom"))
+if picked and picked.note:
+    st.info(t(picked.note), icon=":material/info:")
+
+try:
+    shape = ModelShape(d_model, h, g, d_head, layers, bias)
+    r = cost_report(shape, seq_len=seq_len, batch=batch, bytes_per_value=BYTES_PER_VALUE[dtype])
+except LabError as err:
+    render.show_error(err)
+    st.stop()
+
+st.markdown(t("cost.shape_line", kind=shape.kind, d_model=d_model, h=h, d_head=d_head, g=g, r=h // g, layers=layers))
+
+
+# ---- parameters -----------------------------------------------------------------------------
+st.subheader(t("cost.params_title"))
+rows = "\n".join(
+    f"| {name} | {' × '.join(map(str, shape.matrix_shapes()[key]))}{' + ' + t('cost.bias_short') if bias else ''} "
+    f"| {format_params(r.layer_params[key])} ({r.layer_params[key]:,}) |"
+    for name, key in (("W_Q", "q"), ("W_K", "k"), ("W_V", "v"), ("W_O", "o"))
+)
+total = r.layer_params["total"]
+st.markdown(f"| {t('cost.col_matrix')} | {t('cost.col_shape')} | {t('cost.col_params')} |\n|---|---|---:|\n{rows}\n"
+            f"| **{t('cost.layer_total')}** | | **{format_params(total)}** ({total:,}) |")
+left, right = st.columns(2)
+left.metric(t("cost.model_total", layers=layers), format_params(r.model_params),
+            delta=vs_mha(r.model_params, r.mha_model_params), delta_color="inverse",
+            help=t("cost.exact_params", n=f"{r.model_params:,}"))
+right.metric(t("cost.mha_equiv", h=h), format_params(r.mha_model_params),
+             help=t("cost.exact_params", n=f"{r.mha_model_params:,}"))
+st.caption(t("cost.params_caption"))
+
+# ---- KV cache -------------------------------------------------------------------------------
+st.subheader(t("cost.kv_title"))
+cols = st.columns(3)
+for col, label, value, mha in (
+    (cols[0], t("cost.kv_token"), r.kv_per_token, r.mha_kv_batch // (seq_len * batch)),
+    (cols[1], t("cost.kv_sequence", n=f"{seq_len:,}"), r.kv_per_sequence, r.mha_kv_batch // batch),
+    (cols[2], t("cost.kv_batch", batch=batch), r.kv_batch, r.mha_kv_batch),
+):
+    col.metric(label, format_bytes(value), delta=vs_mha(value, mha), delta_color="inverse",
+               help=t("cost.exact_bytes", n=f"{value:,}"))
+st.caption(t("cost.kv_caption", layers=layers, g=g, d_head=d_head, bytes=BYTES_PER_VALUE[dtype], h=h))
+
+# ---- FLOPs ----------------------------------------------------------------------------------
+st.subheader(t("cost.flops_title"))
+tok = r.flops.per_token()
+cols = [*st.columns(2), *st.columns(2)]  # 2 × 2: the labels stay whole on a laptop, stack on a phone
+for col, label, value in (
+    (cols[0], t("cost.flops_proj"), tok.projections),
+    (cols[1], t("cost.flops_attn", n=f"{seq_len:,}"), tok.attention),
+    (cols[2], t("cost.flops_model_token", layers=layers), tok.total * layers),
+    (cols[3], t("cost.flops_model_seq", n=f"{seq_len:,}"), r.flops.total * layers),
+):
+    col.metric(label, format_flops(value), help=t("cost.exact_flops", n=f"{value:,}"))
+st.caption(t("cost.flops_caption", share=f"{100 * tok.attention / tok.total:.0f}"))
+
+# ---- charts ---------------------------------------------------------------------------------
+st.subheader(t("cost.charts_title"))
+sweep = heads_sweep(d_model, seq_len=seq_len, bias=bias)
+left, right = st.columns(2)
+with left:
+    show_chart(t("cost.ch_params_title", d_model=d_model), "params_vs_heads", sweep, current_h=h,
+               x_title=t("cost.ch_h"), y_title=t("cost.ch_params_y"), d_head_title="d_head",
+               flops_title=t("cost.ch_flops_tip", n=seq_len))
+    st.caption(t("cost.ch_params_caption", d_model=d_model, flops=format_flops(sweep[0].flops_per_token)))
+with right:
+    show_chart(t("cost.ch_d_head_title", d_model=d_model), "d_head_vs_heads", sweep, current_h=h,
+               x_title=t("cost.ch_h"), y_title="d_head")
+    st.caption(t("cost.ch_d_head_caption"))
+grid = seq_grid(seq_len)
+left, right = st.columns(2)
+with left:
+    show_chart(t("cost.ch_kv_title", batch=batch, dtype=t(f"cost.dtype_{dtype}")), "kv_vs_seq_len",
+               kv_curves(shape, grid, batch=batch, bytes_per_value=BYTES_PER_VALUE[dtype]), x_title=t("cost.ch_n"),
+               y_title=t("cost.ch_kv_y"), series_title=t("cost.ch_series"))
+    st.caption(t("cost.ch_kv_caption"))
+with right:
+    show_chart(t("cost.ch_flops_title"), "flops_vs_seq_len", flops_curve(shape, grid), x_title=t("cost.ch_n"),
+               y_title=t("cost.ch_flops_y"), series_title=t("cost.ch_series"), projections=t("cost.ch_proj"),
+               attention=t("cost.ch_attn"))
+    st.caption(t("cost.ch_flops_caption"))
+
+st.subheader(t("cost.quality_title"))
+st.markdown(t("cost.quality"))
+
+render.source(param_counts, kv_cache_bytes, attention_flops)
+render.next_steps("heads", "quiz")
