@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from mha_core.i18n import DEFAULT_LANG, LANGS, translate
@@ -18,3 +20,10 @@ def lang() -> str:
 def t(key: str, **params: object) -> str:
     """Translate ``key`` into the current language."""
     return translate(lang(), key, **params)
+
+
+def bound_t() -> Callable[..., str]:
+    """``t`` bound to this run's language: use it in ``format_func`` lambdas, which Streamlit (and
+    AppTest) may call outside the script run, where the session's language cannot be read."""
+    code = lang()
+    return lambda key, **params: translate(code, key, **params)

@@ -29,7 +29,9 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("concat", "pages/concat.py", ":material/merge:", "nav.section_learn", True),
     PageSpec("cost", "pages/cost.py", ":material/calculate:", "nav.section_labs"),
     PageSpec("heads", "pages/heads.py", ":material/psychology:", "nav.section_labs"),
+    PageSpec("real", "pages/real.py", ":material/travel_explore:", "nav.section_labs"),
     PageSpec("quiz", "pages/quiz.py", ":material/quiz:", "nav.section_check"),
+    PageSpec("classroom", "pages/classroom.py", ":material/groups:", "nav.section_check"),
 )
 
 

@@ -44,12 +44,27 @@ def head_divisors(d_model: int) -> list[int]:
             if d_model % h == 0 and d_model // h >= D_HEAD_RANGE[0]]
 
 
+_MEMORY = "_remembered"
+
+
+def remember(*keys: str) -> None:
+    """Keep a page's own widget values for its next visit (call after drawing the widgets).
+
+    Streamlit forgets a widget's value on any run that does not draw it; ``init_state`` puts
+    remembered values back before the page draws its widgets again.
+    """
+    ss = st.session_state
+    ss.setdefault(_MEMORY, {}).update({k: ss[k] for k in keys if k in ss})
+
+
 def init_state() -> None:
     """Fill defaults once and keep widget values alive across pages."""
     ss = st.session_state
     for key in PERSISTENT_KEYS:
         if key in ss:
             ss[key] = ss[key]
+    for key, value in ss.get(_MEMORY, {}).items():
+        ss.setdefault(key, value)
     for key, value in DEFAULTS.items():
         ss.setdefault(key, value)
     ss.setdefault("sentence", translate(lang(), "common.default_sentence"))
