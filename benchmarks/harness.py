@@ -57,11 +57,15 @@ def stop_server(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-def wait_ready(page, timeout_ms: int = 60_000) -> None:
-    """As Streamlit's own e2e suite: the app exists and its script has stopped running (checked twice)."""
-    page.wait_for_selector(READY, timeout=timeout_ms)
-    page.wait_for_timeout(100)
-    page.wait_for_selector(READY, timeout=timeout_ms)
+def wait_ready(page, timeout_ms: int = 60_000, settle_ms: int = 250) -> None:
+    """As Streamlit's own e2e suite: the app exists and its script has stopped running — and stays
+    stopped for ``settle_ms`` (a rerun, e.g. a cold start's, can follow right after), with a title drawn."""
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
+    while True:
+        page.wait_for_selector(READY, timeout=timeout_ms)
+        page.wait_for_timeout(settle_ms)
+        if page.locator(READY).count() == 1:
+            return
 
 
 def rss_mib(pid: int) -> float:

@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))  # shared helpers such as test_quiz.torch_expected
 from harness import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server, wait_ready  # noqa: E402
 
 SHOTS = ROOT / "artifacts" / "screenshots"

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.e2e
 
 PAGES = list(available_pages())
 # The slider that drives each page (its widget key); pages without one are driven otherwise.
-MAIN_SLIDER = {"overview": "h", "split": "h", "attend": "h", "concat": "h", "cost": "cost_h", "heads": "heads_layer"}
+MAIN_SLIDER = {"overview": "h", "split": "h", "attend": "h", "concat": "h", "cost": "cost_h_div"}
 LOCALES = {"zh": "zh-CN", "en": "en-US"}
 
 
@@ -50,11 +50,15 @@ def test_page_loads_answers_its_slider_and_is_screenshotted(browser, server, sho
         assert translate(lang, f"nav.{spec.key}") in text            # the browser locale picked the language
         assert "⟦" not in text
         key = MAIN_SLIDER.get(spec.key)
-        if key and page.locator(f".st-key-{key} input[type=range]").count():
-            if width < 600:  # the sidebar is collapsed on a phone
+        if key:
+            slider = page.locator(f".st-key-{key} input[type=range]")
+            slider.first.wait_for(state="attached", timeout=15_000)  # drawn just after the run ends
+            assert slider.count() == 1, f"{spec.key}: no slider with key {key}"
+            in_sidebar = page.locator(f'[data-testid="stSidebar"] .st-key-{key}').count() == 1
+            if width < 600 and in_sidebar:  # the sidebar is collapsed on a phone
                 page.locator('[data-testid="stExpandSidebarButton"]').click()
             before = _main_text(page)
-            page.locator(f".st-key-{key} input[type=range]").focus()
+            slider.focus()
             page.keyboard.press("ArrowRight")
             page.wait_for_function(
                 "([before]) => document.querySelector('[data-testid=\"stApp\"]')"
@@ -65,7 +69,7 @@ def test_page_loads_answers_its_slider_and_is_screenshotted(browser, server, sho
             )
             wait_ready(page)
             assert page.locator('[data-testid="stException"]').count() == 0
-            if width < 600:
+            if width < 600 and in_sidebar:
                 page.keyboard.press("Escape")
         _full_screenshot(page, shots / f"{spec.key}-{lang}-{width}.png")
     finally:
