@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_core.i18n import lang_from_locale
-from mha_core.ui import sidebar, state, t, url
+from mha_core.ui import classroom, sidebar, state, t, url
 from mha_core.ui.nav import available_pages, spec
 
 st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
@@ -18,13 +18,17 @@ sections: dict[str, list[st.Page]] = {}
 for p in specs:
     page = st.Page(p.script, title=t(f"nav.{p.key}"), icon=p.icon, url_path=p.key, default=p.key == "overview")
     sections.setdefault(t(p.section), []).append(page)
-current = st.navigation(sections)
+presenting = classroom.presenting()  # the projector: large type, no sidebar, previous / next
+current = st.navigation(sections, position="hidden" if presenting else "sidebar")
+current_key = current.url_path or "overview"  # the default page's url_path is ""
 
 st.logo("assets/icon.png", size="large")
-sidebar.language_switch()
-pipeline = spec(current.url_path or "overview").pipeline  # the default page's url_path is ""
-if pipeline:
-    sidebar.pipeline_controls()
+pipeline = spec(current_key).pipeline
+if not presenting:
+    sidebar.language_switch()
+    if pipeline:
+        sidebar.pipeline_controls()
 url.write(pipeline)
 url.notice()
+classroom.presentation(current_key)
 current.run()

@@ -148,3 +148,26 @@ def as_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = list(dict.fromkeys(df["row"]))
     cols = list(dict.fromkeys(df["col"]))
     return df.pivot(index="row", columns="col", values="value").reindex(index=rows, columns=cols)
+
+
+def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str = "", x_title: str = "",
+          y_title: str = "", log_x: bool = False, height: int = 240, points: bool = True) -> alt.Chart:
+    """One line per series over a shared x (Okabe–Ito colours and distinct point shapes: readable in grey)."""
+    rows = [{"x": float(xv), "value": float(yv), "series": name}
+            for name, ys in series.items() for xv, yv in zip(x, ys, strict=True)]
+    names = list(series)
+    palette = alt.Scale(domain=names, range=[head_colour(i) for i in range(len(names))])
+    scale = alt.Scale(type="log", base=2) if log_x else alt.Scale(zero=False)
+    return (
+        alt.Chart(pd.DataFrame(rows), title=title)
+        .mark_line(point=points)
+        .encode(
+            x=alt.X("x:Q", title=x_title, scale=scale),
+            y=alt.Y("value:Q", title=y_title),
+            color=alt.Color("series:N", scale=palette, legend=alt.Legend(orient="bottom", title=None, labelLimit=260)),
+            shape=alt.Shape("series:N", legend=None),
+            strokeDash=alt.StrokeDash("series:N", legend=None),
+            tooltip=[alt.Tooltip("series:N"), alt.Tooltip("x:Q", title=x_title), alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(width="container", height=height, autosize=FIT_WIDTH)
+    )

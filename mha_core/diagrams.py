@@ -57,3 +57,20 @@ def pipeline_dot(
         lines.append(f'  X -> h{i} [color="{colour}"]; h{i} -> C [color="{colour}"];')
     lines += ["  C -> O -> Y;", "}"]
     return "\n".join(lines)
+
+
+def relations_dot(nodes: Mapping[str, str], centre: str, edges: Sequence[tuple[str, str, str]]) -> str:
+    """A small concept map: ``nodes`` id -> caption, ``centre`` highlighted, ``edges`` (from, to, caption)."""
+    lines = [
+        "digraph Map {",
+        '  rankdir=LR; bgcolor="transparent"; nodesep=0.2; ranksep=0.5;',
+        '  node [shape=box, style="rounded,filled", fontname="Noto Sans CJK SC, sans-serif", fontsize=12,'
+        ' fillcolor="#F1F4F8", color="#555555"];',
+        '  edge [color="#555555", fontname="Noto Sans CJK SC, sans-serif", fontsize=10, arrowsize=0.7];',
+    ]
+    for node, caption in nodes.items():
+        extra = ', fillcolor="#0072B222", color="#0072B2", penwidth=2' if node == centre else ""
+        lines.append(f"  {node} [label={_quote(caption)}{extra}];")
+    lines += [f"  {a} -> {b} [label={_quote(caption)}];" for a, b, caption in edges]
+    lines.append("}")
+    return "\n".join(lines)

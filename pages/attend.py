@@ -28,6 +28,13 @@ st.latex(r"\text{head}_i=\operatorname{softmax}\!\Big(\frac{Q_iK_i^{\top}}{\sqrt
          r"+M\Big)V_i" + (r",\quad M_{ij}=-\infty\ \text{if}\ j>i" if s.causal else ""))
 st.markdown(t("attend.explain", h=tr.n_heads, n=len(labels), d_head=tr.d_head))
 
+query = len(labels) // 2
+row = tr.weights[head, query]
+picks = sorted({int(row.argmax()), 0, query, max(0, query - 1), min(len(labels) - 1, query + 1)})
+render.predict(f"attend-{hash(s)}-{head}", t("attend.predict", head=head_names[head], token=labels[query]),
+               [labels[j] for j in picks], picks.index(int(row.argmax())),
+               t("attend.predict_why", weight=float(row.max())))
+
 st.subheader(t("attend.grid_title", h=tr.n_heads))
 render.heads_grid(wt, tr.weights, (s, "attend.grid"), value_title=t("common.weight"))
 st.caption(t("common.illustrative_note") if wt.weights.head_kinds else t("common.random_note"))
@@ -69,4 +76,5 @@ render.shapes([
     ("head_i", tr.head_outputs.shape, "attend.m_out"),
 ])
 render.source(scaled_dot_product_attention)
+render.check_yourself("attend")
 render.next_steps("concat")

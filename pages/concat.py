@@ -48,10 +48,13 @@ render.chart(lambda: charts.heatmap(fused[:, out_cols], labels, [str(j) for j in
              s, "concat.output", tuple(on))
 
 st.subheader(t("concat.avg_title"))
+err_wo, err_avg = compute.recovery(s)
+render.predict(f"concat-{tr.n_heads}-{tr.d_head}", t("concat.predict", h=tr.n_heads),
+               [t("concat.predict_yes"), t("concat.predict_no")], 0 if err_avg < 1e-6 else 1,
+               t("concat.predict_why", h=tr.n_heads))
 avg = averaging_matrix(tr.n_heads, tr.d_head)
 mean_heads = tr.concat @ avg
 a1, a2 = st.columns(2)
-err_wo, err_avg = compute.recovery(s)
 a1.metric(t("concat.recover_wo"), f"{err_wo:.1%}")
 a2.metric(t("concat.recover_avg"), f"{err_avg:.1%}")
 st.markdown(t("concat.avg_explain", h=tr.n_heads, d_head=tr.d_head, width=tr.n_heads * tr.d_head))
@@ -69,4 +72,5 @@ render.shapes([
     ("output", tr.output.shape, "concat.m_out"),
 ])
 render.source(merge_heads, fuse_with_head_gains)
+render.check_yourself("concat")
 render.next_steps("cost", "quiz")

@@ -4,7 +4,7 @@ import streamlit as st
 
 from mha_core import multi_head_attention
 from mha_core.diagrams import pipeline_dot
-from mha_core.ui import frame, render, state, t
+from mha_core.ui import compute, frame, render, state, t
 
 frame.ensure()
 
@@ -24,6 +24,13 @@ st.graphviz_chart(pipeline_dot(tr.n_heads, len(wt.labels), tr.d_model, tr.d_head
 st.latex(r"\text{head}_i=\operatorname{Attention}(XW_i^Q,\;XW_i^K,\;XW_i^V)")
 st.latex(r"\operatorname{MultiHead}(X)=\operatorname{Concat}(\text{head}_1,\dots,\text{head}_h)\,W^O")
 st.markdown(t("overview.pipeline_caption", h=tr.n_heads, d_head=tr.d_head, d_model=tr.d_model, n=len(wt.labels)))
+
+mine, single = compute.counts(s)
+ratio = 0 if mine["total"] > single["total"] else 1 if mine["total"] == single["total"] else 2
+render.predict(f"overview-{s.n_heads}-{s.d_model}", t("overview.predict", h=s.n_heads, d_model=s.d_model),
+               [t("overview.predict_more", h=s.n_heads), t("overview.predict_same"),
+                t("overview.predict_less", h=s.n_heads)], ratio,
+               t("overview.predict_why", total=mine["total"], single=single["total"]))
 
 st.subheader(t("overview.live_title"))
 pick = st.selectbox(t("overview.pick_token"), range(len(wt.labels)), index=len(wt.labels) // 2,
@@ -54,4 +61,5 @@ render.shapes([
     ("MultiHead(X)", tr.output.shape, "overview.m_out"),
 ])
 render.source(multi_head_attention)
+render.check_yourself("overview")
 render.next_steps("split", "attend", "concat")

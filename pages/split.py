@@ -21,6 +21,11 @@ st.latex(r"Q = XW^Q,\quad K = XW^K,\quad V = XW^V")
 st.latex(r"(n\times d_{\text{model}})\,(d_{\text{model}}\times h\,d_{\text{head}})")
 st.markdown(t("split.explain", h=tr.n_heads, d_head=tr.d_head, d_model=tr.d_model, width=tr.n_heads * tr.d_head))
 
+n_tok, h, d = len(labels), tr.n_heads, tr.d_head
+shapes_asked = [f"{n_tok} × {h * d}", f"{h} × {n_tok} × {d}", f"{d} × {h} × {n_tok}", f"{n_tok} × {d}"]
+render.predict(f"split-{n_tok}-{h}-{d}", t("split.predict", n=n_tok, h=h, d_head=d), shapes_asked,
+               shapes_asked.index(" × ".join(map(str, tr.q_heads.shape))), t("split.predict_why"))
+
 st.subheader(t("split.x_title"))
 d_c, d_p = split_dims(tr.d_model)
 st.caption(t("split.x_caption", d_c=d_c, d_p=d_p))
@@ -71,4 +76,5 @@ render.shapes([
     ("split_heads(K), split_heads(V)", tr.k_heads.shape, "split.m_kvh"),
 ])
 render.source(split_heads, merge_heads)
+render.check_yourself("split")
 render.next_steps("attend")

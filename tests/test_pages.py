@@ -9,6 +9,7 @@ import torch
 
 from apphelpers import open_page, shown_text
 from mha_core.i18n import LANGS, translate
+from mha_core.inputs import tokenize
 from mha_core.ui.nav import available_pages
 
 PIPELINE = [p for p in available_pages() if p.pipeline]
@@ -115,7 +116,7 @@ def test_both_weight_modes_render_every_page(mode):
         assert not at.exception and not at.error
 
 
-HEATMAP_PAGES = [p for p in PIPELINE if p.key != "overview"]
+HEATMAP_PAGES = [p for p in PIPELINE if p.key != "overview"]  # pages that draw charts
 
 
 @pytest.mark.parametrize("page", HEATMAP_PAGES, ids=[p.key for p in HEATMAP_PAGES])
@@ -127,3 +128,35 @@ def test_table_view_shows_the_numbers_behind_the_heatmaps(page):
     assert not at.exception
     assert len(at.dataframe) >= 1
     assert len(at.get("vega_lite_chart")) < charts_before
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_predict_then_reveal(lang):
+    at = open_page("pages/split.py", lang)
+    radios = [r for r in at.radio if r.key and r.key.startswith("predict_split")]
+    assert len(radios) == 1 and radios[0].value is None
+    reveal = next(b for b in at.button if b.key and b.key.startswith("predict_btn_split"))
+    assert reveal.disabled                                    # no guess, no answer
+    assert translate(lang, "split.predict_why") not in shown_text(at)
+    radios[0].set_value(1).run()                              # "h × n × d_head": the right shape
+    next(b for b in at.button if b.key and b.key.startswith("predict_btn_split")).click().run()
+    assert translate(lang, "split.predict_why") in shown_text(at)
+    n = len(tokenize(translate(lang, "common.default_sentence")).tokens)
+    assert translate(lang, "common.predict_right", answer=f"4 × {n} × 8") in [s.value for s in at.success]
+    at.sidebar.slider(key="h").set_value(6).run()             # new settings: predict again
+    assert translate(lang, "split.predict_why") not in shown_text(at)
+
+
+def test_check_yourself_links_to_the_quiz():
+    at = open_page("pages/concat.py", "en")
+    assert translate("en", "common.check_yourself") in shown_text(at)
+
+
+@pytest.mark.parametrize("page", ALL, ids=[p.key for p in ALL])
+def test_a_cold_server_still_runs_each_page_inside_the_frame(page, cold_start):
+    """On a server's first run Streamlit may run pages/<key>.py alone; frame.ensure() reruns it
+    through app.py, so the language switch and the page title are there."""
+    at = open_page(page.script, "en")
+    assert not at.exception
+    assert at.sidebar.radio(key="lang").value == "en"
+    assert at.title and "⟦" not in at.title[0].value

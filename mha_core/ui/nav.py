@@ -24,14 +24,18 @@ class PageSpec:
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("overview", "pages/overview.py", ":material/hub:", "nav.section_learn", True),
+    PageSpec("prereq", "pages/prereq.py", ":material/school:", "nav.section_learn", True),
     PageSpec("split", "pages/split.py", ":material/call_split:", "nav.section_learn", True),
     PageSpec("attend", "pages/attend.py", ":material/grid_on:", "nav.section_learn", True),
     PageSpec("concat", "pages/concat.py", ":material/merge:", "nav.section_learn", True),
+    PageSpec("why", "pages/why.py", ":material/diversity_3:", "nav.section_learn", True),
+    PageSpec("myths", "pages/myths.py", ":material/report:", "nav.section_learn", True),
     PageSpec("cost", "pages/cost.py", ":material/calculate:", "nav.section_labs"),
     PageSpec("heads", "pages/heads.py", ":material/psychology:", "nav.section_labs"),
     PageSpec("real", "pages/real.py", ":material/travel_explore:", "nav.section_labs"),
     PageSpec("quiz", "pages/quiz.py", ":material/quiz:", "nav.section_check"),
     PageSpec("classroom", "pages/classroom.py", ":material/groups:", "nav.section_check"),
+    PageSpec("map", "pages/map.py", ":material/map:", "nav.section_more"),
 )
 
 

@@ -20,6 +20,7 @@ from mha_core.quiz.grading import SELF_RIGHT, describe, grade
 from mha_core.quiz.model import Grade, Kind, Question, SelfMark
 from mha_core.quiz.progress import Progress, presented_order
 from mha_core.quiz.store import ProgressStore, new_student_id, student_seed, valid_student_id
+from mha_core.ui import classroom as class_mode
 from mha_core.ui import render
 from mha_core.ui.i18n import lang, t
 from mha_core.ui.nav import available_pages
@@ -64,6 +65,7 @@ def open_quiz() -> QuizView:
     """Identify the student (session, else URL, else new), draw the sidebar, load bank and progress."""
     student = _student()
     mode = _sidebar(student)
+    class_mode.quiz_banner()  # in class mode: the class, the name, answers to resend
     seed = student_seed(student)
     return QuizView(student, seed, mode, load_questions(lang(), seed), store().get(student))
 
@@ -108,6 +110,8 @@ def _submit(student: str, q: Question, answer: object) -> None:
         store().update(student, lambda p: p.record(g))
     except LabError as err:
         _flash(q.id, err)
+        return
+    class_mode.on_graded(q, g)  # in class mode: store it for the teacher (kept to resend if that fails)
 
 
 def _read_answer(q: Question) -> object:
@@ -260,7 +264,10 @@ def _feedback(q: Question, g: Grade) -> None:
         st.markdown(t("quiz.given", answer=describe(q, g.canonical)))
         if not g.correct:
             st.markdown(t("quiz.expected", answer=describe(q, g.expected)))
-    st.markdown(q.explanation)
+    if class_mode.explanations_visible():
+        st.markdown(q.explanation)
+    else:
+        st.caption(t("classroom.explanation_hidden"))
     _page_link(q.teaches, t("quiz.learn_more"))
 
 

@@ -103,13 +103,58 @@ def chart(make: Callable[[], object], *key: object) -> None:
     """Draw the Altair chart ``make()`` builds; built once per ``key`` (which must name everything
     the chart depends on: settings, language, chart id), then served from the cache.
 
-    In table view (sidebar switch) a heatmap is shown as the table of its numbers instead.
+    In table view (sidebar switch) the chart is shown as the table of its numbers instead (a heatmap
+    as its matrix).
     """
     spec, data = _figure(make, key)
-    if st.session_state.get("tables") and data is not None and {"row", "col", "value"} <= set(data.columns):
+    if st.session_state.get("tables") and data is not None:
         title = spec.get("title")
         if title:
             st.markdown(f"**{title}**")
-        st.dataframe(charts.as_table(data), width="stretch")
+        heat = {"row", "col", "value"} <= set(data.columns)
+        st.dataframe(charts.as_table(data) if heat else data, width="stretch", hide_index=not heat)
         return
     st.vega_lite_chart(data, spec, width="stretch")
+
+
+def predict(key: str, prompt: str, options: Sequence[str], answer: int, explanation: str) -> None:
+    """Predict, then reveal: the student commits a guess before the page shows the answer.
+
+    ``key`` should name the settings the answer depends on, so moving a slider asks again.
+    """
+    guess_key, shown_key = f"predict_{key}", f"predict_shown_{key}"
+    with st.container(border=True):
+        st.markdown(f"**{t('common.predict_title')}** {prompt}")
+        choice = st.radio(t("common.predict_pick"), range(len(options)), index=None, key=guess_key,
+                          format_func=list(options).__getitem__, label_visibility="collapsed",
+                          disabled=shown_key in st.session_state)
+        if shown_key not in st.session_state:
+            # on_click, not the return value: a callback's effect survives a rerun (see frame.ensure)
+            st.button(t("common.predict_reveal"), key=f"predict_btn_{key}", disabled=choice is None,
+                      icon=":material/visibility:", on_click=_reveal, args=(guess_key, shown_key))
+            return
+        if st.session_state[shown_key] == answer:
+            st.success(t("common.predict_right", answer=options[answer]), icon=":material/check_circle:")
+        else:
+            st.warning(t("common.predict_wrong", answer=options[answer]), icon=":material/lightbulb:")
+        st.markdown(explanation)
+
+
+def _reveal(guess_key: str, shown_key: str) -> None:
+    st.session_state[shown_key] = st.session_state.get(guess_key)
+
+
+def check_yourself(page_key: str, sections: Sequence[str] = ()) -> None:
+    """The quiz questions that test this page's point (or these bank sections), and a link to them."""
+    from mha_core.quiz import load_questions
+    from mha_core.ui.i18n import lang
+    from mha_core.ui.nav import available_pages
+
+    quiz = next((p for p in available_pages() if p.key == "quiz"), None)
+    questions = [q for q in load_questions(lang()) if q.teaches == page_key or q.section in sections]
+    if quiz is None or not questions:
+        return
+    with st.container(border=True):
+        st.markdown(f"**{t('common.check_yourself')}**")
+        st.markdown("\n".join(f"- {q.title}" for q in questions))
+        st.page_link(quiz.script, label=t("common.go_quiz", n=len(questions)), icon=quiz.icon)

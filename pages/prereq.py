@@ -1,0 +1,49 @@
+"""Prerequisite refresher (kp-002): scaled dot-product attention for one head, one query, step by step."""
+
+import numpy as np
+import streamlit as st
+
+from mha_core import charts, scaled_dot_product_attention
+from mha_core.demos import one_head
+from mha_core.inputs import HEAD_KINDS
+from mha_core.ui import bound_t, frame, render, state, t
+from mha_core.ui.lessons import single_head
+
+frame.ensure()
+
+s = state.current()
+render.page_header("prereq")
+wt = render.walkthrough_or_stop(s)
+labels = wt.labels
+st.latex(r"\operatorname{Attention}(Q,K,V)=\operatorname{softmax}\!\Big(\frac{QK^{\top}}{\sqrt{d}}\Big)V")
+st.markdown(t("prereq.intro"))
+
+tr_ = bound_t()
+c1, c2, c3 = st.columns(3)
+kind = c1.selectbox(t("prereq.kind"), HEAD_KINDS, key="prereq_kind", format_func=lambda k: tr_(f"kinds.{k}"))
+query = c2.selectbox(t("prereq.query"), range(len(labels)), index=len(labels) - 1, key="prereq_query",
+                     format_func=labels.__getitem__)
+sharp = c3.slider(t("prereq.sharpness"), 0.1, 3.0, 1.0, 0.1, key="prereq_sharp", help=t("prereq.sharpness_help"))
+state.remember("prereq_kind", "prereq_sharp")
+
+head = single_head(s.sentence, kind)
+step = one_head(head.q, head.k, head.v, min(query, len(labels) - 1), temperature=1 / sharp)
+st.markdown(t("prereq.step1", token=labels[step.query], d=head.q.shape[1]))
+left, right = st.columns(2)
+with left:
+    render.chart(lambda: charts.bar(step.scores, labels, title=t("prereq.scores"), value_title=t("common.score"),
+                                    colours=[charts.head_colour(4)] * len(labels), height=22 * len(labels)),
+                 s, "prereq.scores", kind, step.query, sharp)
+with right:
+    render.chart(lambda: charts.bar(step.weights, labels, title=t("prereq.weights"), value_title=t("common.weight"),
+                                    colours=[charts.head_colour(0)] * len(labels), height=22 * len(labels)),
+                 s, "prereq.weights", kind, step.query, sharp)
+top = int(np.argmax(step.weights))
+st.markdown(t("prereq.step2", top=labels[top], weight=float(step.weights[top]), total=float(step.weights.sum())))
+st.markdown(t("prereq.step3", d=head.v.shape[1]))
+st.dataframe({t("prereq.col_token"): labels, t("prereq.col_weight"): np.round(step.weights, 3),
+              t("prereq.col_share"): [f"{w:.0%}" for w in step.weights]}, hide_index=True, width="stretch")
+st.markdown(t("prereq.bridge"))
+
+render.source(scaled_dot_product_attention)
+render.next_steps("overview", "split")
