@@ -1,0 +1,324 @@
+"""The heads page through AppTest in both languages, its helpers (mha_core.toy.lab), the training cache and charts.
+
+Every figure the page shows is recomputed here straight from mha_core.toy and compared.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+
+import numpy as np
+import pytest
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+from apphelpers import open_page, shown_text
+from mha_core import toy_charts
+from mha_core.errors import LabError
+from mha_core.i18n import LANGS, translate
+from mha_core.toy import (
+    held_out_batch,
+    importance,
+    inspect_sequence,
+    lab,
+    load_default,
+    mask_without,
+    pruning_curve,
+    repeat_metrics,
+    score_attention,
+    score_model,
+    train_recipe,
+)
+from mha_core.toy.scores import induction_keys
+from mha_core.ui.heads import RunCache, toggle_key
+from mha_core.ui.nav import spec
+
+SCRIPT = spec("heads").script
+TABS = ("model", "train", "ablate", "count")
+TINY = lab.TrainSettings(d_model=16, n_heads=2, n_layers=1, steps=25, seed=3)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_default()
+
+
+@pytest.fixture(scope="module")
+def batch(model):
+    return held_out_batch(model.config)
+
+
+@pytest.fixture(scope="module")
+def imp(model, batch):
+    return importance(model, batch)
+
+
+@pytest.fixture(scope="module")
+def curve(model, batch, imp):
+    return pruning_curve(model, batch, imp)
+
+
+def open_tab(tab: str, lang: str = "en", **state: object):
+    """The heads page with ``tab`` selected (the tabs rerun on change and only the open one is drawn)."""
+    return open_page(SCRIPT, lang, heads_tab=translate(lang, f"heads.tab_{tab}"), **state)
+
+
+def charts(at) -> list[tuple[str, object]]:
+    """(title, data frame) of every Vega-Lite chart on the page (a layered chart: its first data set)."""
+    out = []
+    for c in at.get("vega_lite_chart"):
+        arrow = c.proto.data.data or (c.proto.datasets[0].data.data if c.proto.datasets else b"")
+        title = json.loads(c.proto.spec).get("title")
+        out.append((title, convert_arrow_bytes_to_pandas_df(arrow) if arrow else None))
+    return out
+
+
+# ---- the page ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("tab", TABS)
+def test_every_tab_renders_translated(tab, lang):
+    at = open_tab(tab, lang)
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    text = shown_text(at)
+    assert "⟦" not in text, re.findall(r"⟦[^⟧]*⟧", text)
+    assert at.title[0].value == translate(lang, "heads.title")
+    assert translate(lang, f"heads.tab_{tab}") in [t.label for t in at.tabs]
+
+
+def test_model_view_shows_every_head_with_its_label(model, batch):
+    at = open_tab("model")
+    table = score_model(model, batch)
+    titles = [title for title, _ in charts(at)]
+    assert len(titles) == model.config.n_layers * model.config.n_heads
+    for s in table.heads:
+        want = translate("en", "heads.head_title", head=f"L{s.layer} H{s.head}",
+                         label=translate("en", f"heads.label_{s.label}"))
+        assert want in titles
+    assert [s.label for s in table.heads].count("induction") == 4  # the measured fact the page teaches
+    # the formulas and the thresholds are on the page
+    assert len(at.latex) >= 4
+    assert translate("en", "heads.thresholds", ind=0.5, prev=0.4, first=0.5, self=0.5, broad=0.8) in shown_text(at)
+
+
+def test_typing_a_sequence_changes_heatmaps_and_scores(model):
+    at = open_tab("model")
+    before_maps = [d for _, d in charts(at)]
+    before_table = at.dataframe[0].value.copy()
+    text = "x y a b c d e f Q R a b c d e f"
+    at.text_input(key="heads_seq").set_value(text).run()
+    assert not at.exception and not at.error
+    ids = lab.parse_sequence(text)
+    view = inspect_sequence(model, ids)
+    scores = score_attention(view.attn[:, :, None], ids[None])
+    shown = at.dataframe[0].value
+    assert not shown.equals(before_table)
+    np.testing.assert_allclose(shown["induction"].to_numpy(), np.round(scores.matrix("induction").ravel(), 3))
+    np.testing.assert_allclose(shown["previous token"].to_numpy(),
+                               np.round(scores.matrix("previous_token").ravel(), 3))
+    after_maps = [d for _, d in charts(at)]
+    assert len(after_maps[0]) == len(ids) ** 2 != len(before_maps[0])
+    # layer 1 head 2's map holds exactly the model's weights; repeated tokens carry a * and target cells are marked
+    l1h2 = after_maps[model.config.n_heads + 2]
+    np.testing.assert_allclose(l1h2["value"].to_numpy(), np.round(view.attn[1, 2].ravel(), 4))
+    assert "10 a*" in set(l1h2["row"]) and "2 a" in set(l1h2["row"])
+    assert l1h2.loc[(l1h2["row"] == "10 a*") & (l1h2["col"] == "3 b"), "target"].item()
+    # the induction heads copy the repeat: every copyable position is predicted right
+    right = (view.predicted[:-1] == ids[1:]) & lab.copyable(ids)[:-1]
+    assert at.metric[0].value == f"{right.sum()} / {lab.copyable(ids).sum()}" == "5 / 5"
+
+
+def test_held_out_scores_on_request(model, batch):
+    at = open_tab("model")
+    at.radio(key="heads_src").set_value("held_out").run()
+    table = score_model(model, batch)
+    np.testing.assert_allclose(at.dataframe[0].value["induction"].to_numpy(),
+                               np.round(table.matrix("induction").ravel(), 3))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("text,key,params", [
+    ("   ", "toy_seq_empty", {}),
+    ("a", "toy_seq_short", {}),
+    (" ".join("abcdefghijklmnopqrstuvwxyz"), "toy_seq_long", {"n": 26, "max": 24}),
+    ("a b ! c", "toy_seq_symbol", {"symbol": "!"}),
+    ("1 2 99", "toy_seq_id", {"value": 99, "top": 63}),
+])
+def test_bad_sequences_show_the_translated_message(lang, text, key, params):
+    at = open_tab("model", lang)
+    at.text_input(key="heads_seq").set_value(text).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [translate(lang, f"errors.{key}", **params)]
+    assert not at.get("vega_lite_chart")
+
+
+def test_generate_puts_a_seeded_sequence_with_a_repeat():
+    at = open_tab("model")
+    at.button[0].click().run()
+    text = at.text_input(key="heads_seq").value
+    ids = lab.generate_sequence(1)
+    assert text == lab.format_sequence(ids) and lab.repeated(ids).any()
+    assert len(charts(at)[0][1]) == len(ids) ** 2
+
+
+def test_switching_heads_off_changes_the_shown_loss(model, batch):
+    at = open_tab("ablate")
+    base = repeat_metrics(model, batch)
+    assert at.metric[0].value == f"{base.loss:.3f}"
+    at.toggle(key=toggle_key(0, 2)).set_value(False).run()
+    m = repeat_metrics(model, batch, mask_without(model, [(0, 2)]))
+    assert at.metric[0].value == f"{m.loss:.3f}" != f"{base.loss:.3f}"
+    assert at.metric[1].value == f"{m.accuracy:.1%}"
+    # the preset: every induction head off at once costs far more than any one alone
+    at.button[1].click().run()
+    induction = score_model(model, batch).labelled("induction")
+    assert [not at.toggle(key=toggle_key(*h)).value for h in induction] == [True] * 4
+    group = repeat_metrics(model, batch, mask_without(model, induction))
+    assert at.metric[0].value == f"{group.loss:.3f}"
+    assert group.loss / base.loss > 20
+
+
+def test_importance_and_pruning_agree_with_the_core(imp, curve):
+    at = open_tab("ablate")
+    (_, matrix), (_, pruned) = charts(at)
+    np.testing.assert_allclose(matrix["value"].to_numpy(), np.round(imp.loss_increase.ravel(), 3))
+    np.testing.assert_allclose(pruned["accuracy"].to_numpy(), np.round(curve.accuracy, 4))
+    k = lab.removable(curve)
+    assert 0 < k < len(curve.order)
+    assert f"{curve.accuracy[k]:.1%}" in shown_text(at)
+    assert curve.accuracy[k] >= curve.accuracy[0] - lab.PRUNE_TOLERANCE > curve.accuracy[k + 1]
+
+
+def test_count_tab_shows_the_shipped_sweep():
+    at = open_tab("count", "zh")
+    res = json.loads(lab.HEADS_RESULT.read_text())
+    text = shown_text(at)
+    for h, acc in res["mean_accuracy"].items():
+        assert f"| {h} | {64 // int(h)} | {acc:.1%} |" in text
+    assert res["command"] in [c.value for c in at.code]
+
+
+def test_tiny_training_run_from_the_button_shows_its_loss():
+    state = {"heads_t_dm": TINY.d_model, "heads_t_h": TINY.n_heads, "heads_t_layers": TINY.n_layers,
+             "heads_t_steps": TINY.steps, "heads_t_seed": TINY.seed}
+    at = open_tab("train", **state)
+    assert translate("en", "heads.train_hint") in shown_text(at) or translate("en", "heads.cached") in shown_text(at)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    model, _ = train_recipe(TINY.recipe())
+    metrics = repeat_metrics(model, held_out_batch(model.config))
+    assert at.metric[0].value == f"{metrics.loss:.3f}"
+    assert at.metric[1].value == f"{metrics.accuracy:.1%}"
+    assert len(charts(at)) >= 2 + 4  # loss, scores, snapshots
+    # a second student with the same settings gets the run without training
+    again = open_tab("train", "zh", **state)
+    assert translate("zh", "heads.cached") in shown_text(again)
+    assert again.metric[0].value == f"{metrics.loss:.3f}"
+
+
+def test_head_choices_follow_d_model():
+    at = open_tab("train", heads_t_dm=16, heads_t_h=16)
+    assert not at.exception
+    assert [int(o) for o in at.select_slider(key="heads_t_h").options] == [1, 2, 4]
+    assert at.select_slider(key="heads_t_h").value == 4
+
+
+# ---- mha_core.toy.lab ------------------------------------------------------------------------------
+
+def test_symbols_map_ids_one_to_one_and_round_trip():
+    assert len(set(lab.SYMBOLS)) == 64
+    assert list(lab.parse_sequence("0 9 a z A Z # @")) == [0, 9, 10, 35, 36, 61, 62, 63]
+    assert list(lab.parse_sequence("12, 63，c")) == [12, 63, 12]  # a digit group is one id; c is id 12
+    assert list(lab.parse_sequence("hello")) == [17, 14, 21, 21, 24]
+    ids = lab.generate_sequence(5)
+    assert np.array_equal(lab.parse_sequence(lab.format_sequence(ids)), ids)
+
+
+def test_copyable_and_labels_mark_the_repeat():
+    ids = lab.parse_sequence("a b c x a b c")
+    assert list(lab.repeated(ids)) == [False] * 4 + [True] * 3
+    assert list(lab.copyable(ids)) == [False] * 4 + [True, True, False]
+    assert lab.position_labels(ids)[4] == "4 a*"
+
+
+def test_sequence_without_repeat_has_no_induction_score(model):
+    rep = lab.sequence_report(model, lab.parse_sequence("a b c d e f"))
+    assert not rep.has_repeat and rep.total == 0
+    assert np.isnan(rep.scores.matrix("induction")).all()
+    assert rep.scores.matrix("previous_token")[0, 0] > 0.4
+
+
+def test_settings_are_capped():
+    with pytest.raises(LabError) as err:
+        lab.TrainSettings(steps=lab.MAX_STEPS + 1)
+    assert err.value.key == "toy_limit"
+    with pytest.raises(LabError):
+        lab.TrainSettings(d_model=256)
+    with pytest.raises(LabError) as err:
+        lab.TrainSettings(d_model=16, n_heads=3).recipe()
+    assert err.value.key == "h_divides"
+
+
+def test_snapshot_steps_are_seen_by_the_callback():
+    assert lab.snapshot_steps(300) == (1, 75, 150, 300)
+    assert lab.snapshot_steps(25) == (1, 25)
+    run = lab.train_run(TINY)
+    assert [s.step for s in run.snapshots] == [1, 25]
+    assert [p.step for p in run.points] == [1, 25]
+    assert run.snapshots[0].attn.shape == (1, 2, 24, 24)
+
+
+def test_run_cache_trains_each_setting_once_even_when_asked_twice_at_once(monkeypatch):
+    calls: list[lab.TrainSettings] = []
+
+    def fake_train(settings, on_point):
+        calls.append(settings)
+        time.sleep(0.2)
+        return f"run {settings.seed}"
+
+    monkeypatch.setattr(lab, "train_run", fake_train)
+    cache = RunCache(size=2)
+    results, waits = [], []
+    threads = [threading.Thread(target=lambda: results.append(cache.run(TINY, print, lambda: waits.append(1))))
+               for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert calls == [TINY] and results == ["run 3"] * 3
+    # different settings queue behind the single training slot; the oldest run is dropped past `size`
+    for seed in (4, 5):
+        cache.run(lab.TrainSettings(seed=seed), print, lambda: None)
+    assert cache.get(TINY) is None and cache.get(lab.TrainSettings(seed=5)) == "run 5"
+
+
+def test_heads_result_loads_and_missing_file_is_a_lab_error(tmp_path):
+    res = lab.load_heads_result()
+    assert res.heads == (1, 2, 4, 8, 16) and len(res.runs) == 15
+    assert res.mean_accuracy[16] < res.mean_accuracy[2]
+    with pytest.raises(LabError) as err:
+        lab.load_heads_result(tmp_path / "nope.json")
+    assert err.value.key == "toy_result_missing"
+
+
+# ---- charts ----------------------------------------------------------------------------------------
+
+def test_charts_are_valid_vega_lite(model, imp, curve):
+    ids = lab.generate_sequence(0)
+    view = inspect_sequence(model, ids)
+    res = lab.load_heads_result()
+    built = [
+        toy_charts.attention_map(view.attn[1, 0], lab.position_labels(ids), induction_keys(ids[None])[0]),
+        toy_charts.loss_curve([1, 2, 3], [4.1, 3.0, 1.0], max_step=3),
+        toy_charts.score_curves([1, 25], [0.1, 0.5], [0.0, 0.9], max_step=25, names=("p", "i"),
+                                thresholds=(0.4, 0.5)),
+        toy_charts.importance_matrix(imp.loss_increase, ["L0", "L1"], ["H0", "H1", "H2", "H3"]),
+        toy_charts.pruning_chart(curve.n_removed, curve.accuracy, ["", *map(str, curve.order)], floor=0.98),
+        toy_charts.heads_accuracy([r.n_heads for r in res.runs], [r.d_head for r in res.runs],
+                                  [r.seed for r in res.runs], [r.accuracy for r in res.runs]),
+    ]
+    for chart in built:
+        chart.to_dict(validate=True)
