@@ -19,7 +19,7 @@ for p in specs:
     page = st.Page(p.script, title=t(f"nav.{p.key}"), icon=p.icon, url_path=p.key, default=p.key == "overview")
     sections.setdefault(t(p.section), []).append(page)
 presenting = classroom.presenting()  # the projector: large type, no sidebar, previous / next
-current = st.navigation(sections, position="hidden" if presenting else "sidebar")
+current = st.navigation(sections, position="hidden" if presenting else "sidebar", expanded=True)
 current_key = current.url_path or "overview"  # the default page's url_path is ""
 
 st.logo("assets/icon.png", size="large")

@@ -17,9 +17,8 @@ from mha_core.counts import (
     seq_grid,
 )
 from mha_core.errors import LabError
-from mha_core.i18n import translate
 from mha_core.presets import PRESET_KEYS, nearest, preset
-from mha_core.ui import frame, lang, render, t
+from mha_core.ui import bound_t, frame, render, t
 from mha_core.units import format_bytes, format_flops, format_params
 
 frame.ensure()
@@ -31,12 +30,7 @@ WIDGET_KEYS = ("cost_preset", "cost_fixed", "cost_d_model", "cost_h_div", "cost_
                "cost_layers", "cost_bias", "cost_seq", "cost_batch", "cost_dtype")
 SAVED = "cost_saved"  # a plain session key (no widget), so it outlives visits to other pages
 ss = st.session_state
-LANG = lang()
-
-
-def bound_t(key: str, **params: object) -> str:
-    """``t`` bound to this run's language, for format_func (which may be called outside the run)."""
-    return translate(LANG, key, **params)
+bound = bound_t()  # t for format_func lambdas, which may run outside this script run
 
 
 def fill_from_preset() -> None:
@@ -63,17 +57,11 @@ def switch_mode() -> None:
         ss.update(cost_h=ss["cost_h_div"], cost_d_head=ss["cost_d_model"] // ss["cost_h_div"])
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def chart_spec(builder: str, points: tuple, **labels: object) -> dict:
-    """The Vega-Lite spec of one cost_charts builder (cached: building and serialising is this page's
-    slowest step; cost_charts is validated against the schema in the tests, so not again here)."""
-    return getattr(cost_charts, builder)(points, **labels).to_dict(validate=False)
-
-
 def show_chart(title: str, builder: str, points: list, **labels: object) -> None:
     """A cost chart at the column's width, its title above it as text (wraps on a phone instead of being cut)."""
     st.markdown(f"**{title}**")
-    st.vega_lite_chart(chart_spec(builder, tuple(points), **labels), width="stretch")
+    render.chart(lambda: getattr(cost_charts, builder)(points, **labels), builder, tuple(points),
+                 tuple(sorted(labels.items())))
 
 
 def vs_mha(value: int, mha: int) -> str | None:
@@ -101,7 +89,7 @@ render.page_header("cost")
 # ---- controls -------------------------------------------------------------------------------
 with st.container(border=True):
     st.selectbox(t("cost.preset"), (CUSTOM, *PRESET_KEYS), key="cost_preset", on_change=fill_from_preset,
-                 format_func=lambda k: bound_t("cost.custom") if k == CUSTOM else preset(k).name)
+                 format_func=lambda k: bound("cost.custom") if k == CUSTOM else preset(k).name)
     shape_col, kv_col, load_col = st.columns(3)
     with shape_col:
         fixed = st.toggle(t("cost.fixed"), key="cost_fixed", on_change=switch_mode, help=t("cost.fixed_help"))
@@ -123,7 +111,7 @@ with st.container(border=True):
             ss["cost_kv"] = nearest(int(ss["cost_kv"]), kv_options)
         g = int(st.selectbox(
             t("cost.kv"), kv_options, key="cost_kv", on_change=to_custom, help=t("cost.kv_help"),
-            format_func=lambda n, h=h: bound_t(f"cost.kv_{attention_kind(h, n).lower()}", g=n, h=h, r=h // n),
+            format_func=lambda n, h=h: bound(f"cost.kv_{attention_kind(h, n).lower()}", g=n, h=h, r=h // n),
         ))
         layers = int(st.number_input(t("cost.layers"), 1, 256, key="cost_layers", on_change=to_custom))
         bias = st.toggle(t("cost.bias"), key="cost_bias", on_change=to_custom, help=t("cost.bias_help"))
@@ -132,7 +120,7 @@ with st.container(border=True):
                                       help=t("cost.seq_help")))
         batch = int(st.number_input(t("cost.batch"), 1, 4096, key="cost_batch"))
         dtype = st.radio(t("cost.dtype"), tuple(BYTES_PER_VALUE), key="cost_dtype", horizontal=True,
-                         format_func=lambda k: bound_t(f"cost.dtype_{k}"))
+                         format_func=lambda k: bound(f"cost.dtype_{k}"))
 
 ss[SAVED] = {k: ss[k] for k in WIDGET_KEYS if k in ss}
 

@@ -27,7 +27,7 @@ render.predict(f"why-{s.sentence}", t("why.predict", token=labels[query]),
 left, right = st.columns(2)
 with left:
     render.chart(lambda: charts.bar(demo.one_head, labels, title=t("why.one_head"), value_title=t("common.weight"),
-                                    colours=[charts.head_colour(7)] * len(labels), height=22 * len(labels)),
+                                    colours=[charts.head_colour(5)] * len(labels), height=22 * len(labels)),
                  s, "why.one")
     st.metric(t("why.recover"), f"{demo.recover_one:.0%}")
 with right:
