@@ -17,7 +17,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness import CHROMIUM, CHROMIUM_FLAGS, rss_mib, start_server, stop_server, wait_ready  # noqa: E402
+from harness import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    percentile,
+    rss_mib,
+    run_threads,
+    start_server,
+    stop_server,
+    wait_ready,
+)
 
 # the slider that drives each page (widget key), as in tests/e2e/test_browser.py
 SLIDERS = {"overview": "h", "prereq": "h", "split": "h", "attend": "h", "concat": "h", "why": "h", "myths": "h",
@@ -25,11 +34,6 @@ SLIDERS = {"overview": "h", "prereq": "h", "split": "h", "attend": "h", "concat"
 CHANGED = """([before]) => document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state')
  === 'notRunning' && document.querySelector('[data-testid="stMain"]').innerText +
  document.querySelector('[data-testid="stSidebar"]').innerText !== before"""
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
 
 
 def page_text(page) -> str:
@@ -80,7 +84,7 @@ def per_page(browser, base: str, moves: int) -> None:
         for i in range(moves):
             times.append(move_and_time(page, slider, "ArrowRight" if i % 2 == 0 else "ArrowLeft") * 1000)
         ctx.close()
-        print(f"{key:<9} {statistics.median(times):8.0f} {pct(times, 0.95):8.0f}")
+        print(f"{key:<9} {statistics.median(times):8.0f} {percentile(times, 0.95):8.0f}")
 
 
 def a_class(p, base: str, pid: int, sessions: int, moves: int) -> None:
@@ -113,15 +117,9 @@ def a_class(p, base: str, pid: int, sessions: int, moves: int) -> None:
             with lock:
                 errors.append(f"session {i}: {type(err).__name__}: {err}"[:200])
 
-    threads = [threading.Thread(target=student, args=(i,)) for i in range(sessions)]
-    t0 = time.perf_counter()
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    wall = time.perf_counter() - t0
+    wall = run_threads(student, sessions)
     print(f"class of {sessions}: {len(times)} slider moves in {wall:.0f} s; p50 {statistics.median(times):.0f} ms, "
-          f"p95 {pct(times, 0.95):.0f} ms; errors {len(errors)}; server memory peak {peak[0]:.0f} MiB")
+          f"p95 {percentile(times, 0.95):.0f} ms; errors {len(errors)}; server memory peak {peak[0]:.0f} MiB")
     for e in errors[:5]:
         print("  ", e)
 

@@ -9,24 +9,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import median_ms  # noqa: E402
+
 from mha_core import multi_head_attention  # noqa: E402
-
-
-def median_ms(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -34,7 +25,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--d-model", type=int, default=512)
     ap.add_argument("--heads", type=int, default=8)
-    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--repeats", type=int, default=100)
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     for dtype, tdtype in ((np.float32, torch.float32), (np.float64, torch.float64)):
@@ -53,9 +44,15 @@ def main() -> None:
             with torch.no_grad():
                 module(xt, xt, xt, need_weights=True, average_attn_weights=False)
 
-        m_ours, m_torch = median_ms(ours, a.repeats), median_ms(theirs, a.repeats)
-        print(f"{np.dtype(dtype).name}: n={a.n} d_model={a.d_model} h={a.heads}  mha_core {m_ours:.2f} ms  "
-              f"torch {m_torch:.2f} ms  ratio {m_ours / m_torch:.2f}x  (torch threads {torch.get_num_threads()})")
+        # Both orders: numpy's BLAS threads and torch's OpenMP threads spin after a call and slow the
+        # other library's next call, so "all of ours, then all of theirs" and interleaved rounds differ.
+        seq = (median_ms(ours, a.repeats), median_ms(theirs, a.repeats))
+        rounds = [(median_ms(ours, 5), median_ms(theirs, 5)) for _ in range(max(1, a.repeats // 5))]
+        inter = (statistics.median([r[0] for r in rounds]), statistics.median([r[1] for r in rounds]))
+        for name, (m_ours, m_torch) in (("sequential", seq), ("interleaved", inter)):
+            print(f"{np.dtype(dtype).name} {name:<11}: n={a.n} d_model={a.d_model} h={a.heads}  mha_core "
+                  f"{m_ours:.2f} ms  torch {m_torch:.2f} ms  ratio {m_ours / m_torch:.2f}x "
+                  f"(torch threads {torch.get_num_threads()})")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from harness import median_ms  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from mha_core.quiz import Kind, SelfMark, grade, load_questions, student_seed  # noqa: E402
@@ -31,15 +32,6 @@ def open_quiz(lang: str, student: str, mode: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
-
-
-def median_ms(action, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
 
 
 def grade_everything(lang: str, student: str) -> None:

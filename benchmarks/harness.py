@@ -85,3 +85,36 @@ def rss_mib(pid: int) -> float:
         except OSError:
             pass
     return total / 1024
+
+
+def median_ms(action, repeats: int, warmup: bool = True) -> float:
+    """Median wall time of ``action()`` in ms over ``repeats`` calls (after one warm-up call)."""
+    import statistics
+
+    if warmup:
+        action()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        action()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def percentile(values, q: float) -> float:
+    """The q-quantile (0..1) of ``values``, nearest rank."""
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def run_threads(target, n: int) -> float:
+    """Start ``target(i)`` for i in 0..n-1 on n threads at once; seconds until all have finished."""
+    import threading
+
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(n)]
+    t0 = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return time.perf_counter() - t0

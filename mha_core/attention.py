@@ -7,6 +7,7 @@ transposed. The split and merge steps are an inverse pair (d2l.ai calls them
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,10 +84,11 @@ def repeat_kv(t: np.ndarray, group_size: int) -> np.ndarray:
 
 
 def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Numerically stable softmax; entries equal to -inf get weight exactly 0."""
-    shifted = scores - np.max(scores, axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    """Numerically stable softmax; entries equal to -inf get weight exactly 0. Keeps the dtype."""
+    e = scores - np.max(scores, axis=axis, keepdims=True)
+    np.exp(e, out=e)  # in place: the shifted copy is ours
+    e /= np.sum(e, axis=axis, keepdims=True)
+    return e
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -103,23 +105,26 @@ def scaled_dot_product_attention(
     """
     d = q.shape[-1]
     raw = q @ np.swapaxes(k, -1, -2)
-    scaled = raw / np.sqrt(d)
+    scaled = raw * (1.0 / math.sqrt(d))  # a Python float keeps float32 inputs in float32
     masked = scaled if mask is None else np.where(mask, scaled, -np.inf)
     weights = softmax(masked, axis=-1)
     return raw, scaled, weights, weights @ v
 
 
-def _bias(b: np.ndarray | None, width: int, name: str) -> np.ndarray | int:
+def _project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, name: str) -> np.ndarray:
+    """x @ w (+ b): a bias is optional and checked against w's width."""
+    y = x @ w
     if b is None:
-        return 0
+        return y
     b = np.asarray(b)
-    if b.shape != (width,):
+    if b.shape != (w.shape[1],):
         raise LabError(
             "bias_shape",
             "Bias {name} has shape {got}; it must be a vector of length {want}.",
-            name=name, got=tuple(b.shape), want=width,
+            name=name, got=tuple(b.shape), want=w.shape[1],
         )
-    return b
+    y += b
+    return y
 
 
 def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads) -> int:
@@ -211,9 +216,7 @@ def multi_head_attention(
     g = n_heads if n_kv_heads is None else n_kv_heads
     d_head = _check(x, w_q, w_k, w_v, w_o, n_heads, g)
 
-    q = x @ w_q + _bias(b_q, w_q.shape[1], "b_q")
-    k = x @ w_k + _bias(b_k, w_k.shape[1], "b_k")
-    v = x @ w_v + _bias(b_v, w_v.shape[1], "b_v")
+    q, k, v = _project(x, w_q, b_q, "b_q"), _project(x, w_k, b_k, "b_k"), _project(x, w_v, b_v, "b_v")
     q_heads, k_heads, v_heads = split_heads(q, n_heads), split_heads(k, g), split_heads(v, g)
 
     mask = causal_mask(x.shape[0]) if causal else None
@@ -221,7 +224,7 @@ def multi_head_attention(
         q_heads, repeat_kv(k_heads, n_heads // g), repeat_kv(v_heads, n_heads // g), mask
     )
     concat = merge_heads(head_outputs)
-    output = concat @ w_o + _bias(b_o, w_o.shape[1], "b_o")
+    output = _project(concat, w_o, b_o, "b_o")
     return Trace(
         x=x, q=q, k=k, v=v, q_heads=q_heads, k_heads=k_heads, v_heads=v_heads,
         raw_scores=raw, scores=scaled, mask=mask, weights=weights,
