@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_core.i18n import lang_from_locale
-from mha_core.ui import classroom, sidebar, state, t, url
+from mha_core.ui import classroom, frame, sidebar, state, t, url
 from mha_core.ui.nav import available_pages, spec
 
 st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
@@ -31,4 +31,4 @@ if not presenting:
 url.write(pipeline)
 url.notice()
 classroom.presentation(current_key)
-current.run()
+frame.run(current)

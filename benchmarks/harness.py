@@ -19,6 +19,14 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
                   "--disable-component-update", "--disable-sync"]
 READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
+# the page's text (main and sidebar) without the slider widgets, whose value labels change on the client at once
+TEXT = """const text = () => ['stMain', 'stSidebar'].map(id => {
+  const m = document.querySelector(`[data-testid="${id}"]`).cloneNode(true);
+  m.querySelectorAll('[data-testid="stSlider"]').forEach(e => e.remove()); return m.innerText; }).join('\\n');"""
+PAGE_TEXT = "() => { " + TEXT + " return text(); }"
+CHANGED = ("([before]) => { " + TEXT + " return document.querySelector('[data-testid=\"stApp\"]')"
+           ".getAttribute('data-test-script-state') === 'notRunning' && text() !== before; }")
+
 
 def free_port() -> int:
     with socket.socket() as s:
