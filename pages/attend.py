@@ -18,8 +18,7 @@ s = state.current()
 wt = render.walkthrough_or_stop(s)
 tr = wt.trace
 labels = wt.labels
-if st.session_state["head"] >= tr.n_heads:
-    st.session_state["head"] = 0
+state.valid_choice("head", range(tr.n_heads), 0)
 head_names = [render.head_title(wt, i) for i in range(tr.n_heads)]
 c2.selectbox(t("attend.pick_head"), range(tr.n_heads), key="head", format_func=head_names.__getitem__)
 head = int(st.session_state["head"])

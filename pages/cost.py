@@ -17,7 +17,7 @@ from mha_core.counts import (
 )
 from mha_core.errors import LabError
 from mha_core.presets import PRESET_KEYS, nearest, preset
-from mha_core.ui import bound_t, frame, render, t
+from mha_core.ui import bound_t, frame, render, state, t
 from mha_core.ui.cost import (
     BYTES_PER_VALUE,
     CUSTOM,
@@ -61,6 +61,7 @@ with st.container(border=True):
             d_model = h * d_head
     with kv_col:
         kv_options = divisors(h)[::-1]
+        state.valid_choice("cost_kv", kv_options, kv_options[0])
         if ss["cost_kv"] not in kv_options:
             ss["cost_kv"] = nearest(int(ss["cost_kv"]), kv_options)
         g = int(st.selectbox(

@@ -21,7 +21,8 @@ st.markdown(t("prereq.intro"))
 tr_ = bound_t()
 c1, c2, c3 = st.columns(3)
 kind = c1.selectbox(t("prereq.kind"), HEAD_KINDS, key="prereq_kind", format_func=lambda k: tr_(f"kinds.{k}"))
-query = c2.selectbox(t("prereq.query"), range(len(labels)), index=len(labels) - 1, key="prereq_query",
+state.valid_choice("prereq_query", range(len(labels)), len(labels) - 1)
+query = c2.selectbox(t("prereq.query"), range(len(labels)), key="prereq_query",
                      format_func=labels.__getitem__)
 sharp = c3.slider(t("prereq.sharpness"), 0.1, 3.0, 1.0, 0.1, key="prereq_sharp", help=t("prereq.sharpness_help"))
 state.remember("prereq_kind", "prereq_sharp")

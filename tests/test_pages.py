@@ -6,6 +6,7 @@ import re
 
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
 from apphelpers import open_page, shown_text
 from mha_core.i18n import LANGS, translate
@@ -160,3 +161,17 @@ def test_a_cold_server_still_runs_each_page_inside_the_frame(page, cold_start):
     assert not at.exception
     assert at.sidebar.radio(key="lang").value == "en"
     assert at.title and "⟦" not in at.title[0].value
+
+
+@pytest.mark.parametrize("stored,expected",
+                         [("8 · MHA (own K/V per query head)", 8), (99, 16), (3, 4), ("abc", 16), (2, 2)])
+def test_a_stale_select_box_value_is_made_valid_again(stored, expected):
+    """Streamlit can return an old option *label* when a select box's options and labels both change."""
+    at = AppTest.from_string(
+        "import streamlit as st\n"
+        "from mha_core.ui.state import valid_choice\n"
+        f"st.session_state.setdefault('k', {stored!r})\n"
+        "valid_choice('k', [16, 8, 4, 2, 1], 16)\n"
+        "st.markdown(repr(st.session_state['k']))\n"
+    ).run()
+    assert at.markdown[0].value == repr(expected)

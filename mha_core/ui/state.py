@@ -94,3 +94,20 @@ def current() -> Settings:
         sentence=str(ss["sentence"]), weight_mode=str(ss["weight_mode"]), seed=int(ss["seed"]),
         causal=bool(ss["causal"]),
     )
+
+
+def valid_choice(key: str, options: list | tuple | range, default: object) -> None:
+    """Before drawing a select box whose option labels change with other settings: make its stored value
+    one of ``options`` (ints) again: the nearest one to the stored number. (When both its options and their
+    labels change, Streamlit can hand back the old *label*, e.g. "8 · MHA …", instead of the value 8; a
+    leading number in it is read back.)"""
+    ss = st.session_state
+    value = ss.get(key, default)
+    if value in options:
+        return
+    head = str(value).strip().split(" ", 1)[0]
+    if not head.lstrip("-").isdigit():
+        ss[key] = default
+        return
+    number = int(head)  # an int no longer offered (or read from a label): the nearest one that is
+    ss[key] = min(options, key=lambda o: abs(o - number))
