@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import run_threads  # noqa: E402
+
 from mha_core.classroom import Storage, dashboard, sqlite_url  # noqa: E402
 from mha_core.classroom.schema import metadata  # noqa: E402
 from mha_core.quiz import load_questions  # noqa: E402
@@ -38,13 +40,7 @@ def run(store: Storage, n: int) -> None:
             with lock:
                 latencies.append(time.perf_counter() - t0)
 
-    threads = [threading.Thread(target=student, args=(i,)) for i in range(n)]
-    start = time.perf_counter()
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    wall = time.perf_counter() - start
+    wall = run_threads(student, n)
     t0 = time.perf_counter()
     board = dashboard(store.students(info.id), store.answers(info.id), QUESTIONS)
     read = time.perf_counter() - t0

@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from harness import median_ms  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from mha_core.i18n import translate  # noqa: E402
@@ -51,24 +51,13 @@ def open_heads(tab: str, **state: object) -> tuple[AppTest, float]:
 
 def bench_load(repeats: int) -> float:
     """Median ms of loading the shipped weights."""
-    load_default()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        load_default()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
+    return median_ms(load_default, repeats)
 
 
 def bench_tab(tab: str, repeats: int) -> tuple[float, float]:
     """(first run ms, median rerun ms) of one tab."""
     at, first = open_heads(tab)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        at.run()
-        times.append((time.perf_counter() - t0) * 1000)
-    return first, statistics.median(times)
+    return first, median_ms(at.run, repeats, warmup=False)
 
 
 def bench_training(seed: int) -> tuple[float, float, int | None]:

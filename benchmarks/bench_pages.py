@@ -8,13 +8,13 @@ Usage: python benchmarks/bench_pages.py [--repeats 15]
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from harness import median_ms  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from mha_core.ui.nav import available_pages  # noqa: E402
@@ -36,12 +36,7 @@ def bench(script: str, state: dict, repeats: int) -> tuple[float, float]:
     at.run()
     first = (time.perf_counter() - t0) * 1000
     assert not at.exception, at.exception
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        at.run()
-        times.append((time.perf_counter() - t0) * 1000)
-    return first, statistics.median(times)
+    return first, median_ms(at.run, repeats, warmup=False)
 
 
 def main() -> None:

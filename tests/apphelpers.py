@@ -11,10 +11,12 @@ TEXT_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", 
                  "latex", "code")
 
 
-def open_page(script: str, lang: str = "zh", **state: object) -> AppTest:
-    """Run app.py, then switch to ``script`` (as a student clicking it in the sidebar)."""
+def open_page(script: str, lang: str = "zh", query: dict[str, str] | None = None, **state: object) -> AppTest:
+    """Run app.py (at a URL with ``query``), then switch to ``script`` as a student clicking it in the sidebar."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.session_state["lang"] = lang
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
     for key, value in state.items():
         at.session_state[key] = value
     at.run()

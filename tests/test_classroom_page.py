@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_quiz_page import answer
 
-from apphelpers import ROOT, shown_text
+from apphelpers import open_page, shown_text
 from mha_core.classroom import Storage, pretty, sqlite_url
 from mha_core.i18n import LANGS, translate
 from mha_core.quiz import load_questions, student_seed
@@ -35,13 +35,7 @@ def db(tmp_path, monkeypatch) -> str:
 
 
 def open_class_page(lang: str, **params: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["lang"] = lang
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
+    at = open_page(PAGE, lang, query=params)
     assert not at.exception, at.exception
     return at
 
