@@ -38,3 +38,14 @@ def test_app_config_suits_a_classroom():
     cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert cfg["client"]["toolbarMode"] == "minimal"
     assert cfg["browser"]["gatherUsageStats"] is False
+
+
+def test_app_config_keeps_reruns_cheap_under_a_class():
+    """No full garbage collection after every script run: with torch loaded it dominated a class's reruns."""
+    import tomllib
+
+    from streamlit import config
+
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert cfg["runner"]["postScriptGC"] is False
+    assert "runner.postScriptGC" in config._config_options_template  # still an option of the pinned Streamlit

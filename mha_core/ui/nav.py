@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,8 +40,9 @@ PAGES: tuple[PageSpec, ...] = (
 )
 
 
+@cache
 def available_pages() -> tuple[PageSpec, ...]:
-    """The registered pages whose script exists (features land page by page)."""
+    """The registered pages whose script exists (features land page by page); looked up once per process."""
     return tuple(p for p in PAGES if (ROOT / p.script).is_file())
 
 

@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import pyarrow as pa
 import streamlit as st
 
 from mha_core import charts
@@ -95,8 +96,10 @@ def next_steps(*keys: str) -> None:
 
 
 @st.cache_data(max_entries=4096, show_spinner=False)
-def _figure(_make: Callable[[], object], key: tuple) -> tuple[dict, object]:
-    return charts.spec_and_data(_make())
+def _figure(_make: Callable[[], object], key: tuple) -> tuple[dict, pa.Table | None]:
+    """(spec, data as an Arrow table): converted once per key, not on every rerun of every session."""
+    spec, data = charts.spec_and_data(_make())
+    return spec, None if data is None else pa.Table.from_pandas(data, preserve_index=False)
 
 
 def chart(make: Callable[[], object], *key: object) -> None:
@@ -111,8 +114,9 @@ def chart(make: Callable[[], object], *key: object) -> None:
         title = spec.get("title")
         if title:
             st.markdown(f"**{title}**")
-        heat = {"row", "col", "value"} <= set(data.columns)
-        st.dataframe(charts.as_table(data) if heat else data, width="stretch", hide_index=not heat)
+        frame = data.to_pandas()
+        heat = {"row", "col", "value"} <= set(frame.columns)
+        st.dataframe(charts.as_table(frame) if heat else frame, width="stretch", hide_index=not heat)
         return
     st.vega_lite_chart(data, spec, width="stretch")
 
