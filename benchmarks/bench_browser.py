@@ -3,12 +3,14 @@
 1. cold start: process spawn -> server healthy -> first page fully rendered;
 2. per page: time from a slider release (a key press on the slider) to the updated page, p50/p95;
 3. a class: N concurrent browser sessions loading pages and moving sliders; p50/p95, errors, server memory.
-Prints figures; never asserted in tests. Usage: python benchmarks/bench_browser.py [--moves 12] [--sessions 20]
+Prints figures; never asserted in tests.
+Usage: python benchmarks/bench_browser.py [--moves 12] [--sessions 20] [--think 0] [--skip cold pages class]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -89,9 +91,10 @@ def per_page(browser, base: str, moves: int) -> None:
               + (f"  ({failed} moves without a visible update)" if failed else ""))
 
 
-def a_class(base: str, pid: int, sessions: int, moves: int) -> None:
+def a_class(base: str, pid: int, sessions: int, moves: int, think: float = 0.0) -> None:
     """N students at once, as N pages of one headless Chromium driven concurrently (asyncio): each loads
-    two pages (a third of them at phone width) and moves each page's slider; times and errors are kept."""
+    two pages (a third of them at phone width) and moves each page's slider, ``think`` seconds apart on
+    average (a student reads the result; 0 = back to back, a stress test); times and errors are kept."""
     import asyncio
 
     from playwright.async_api import async_playwright
@@ -112,6 +115,7 @@ def a_class(base: str, pid: int, sessions: int, moves: int) -> None:
                 slider = page.locator(f".st-key-{SLIDERS[key]} input[type=range]")
                 await slider.first.wait_for(state="attached", timeout=120_000)
                 for m in range(moves):
+                    await asyncio.sleep(think * (0.5 + ((i * 7 + m * 3) % 10) / 10))
                     before = await page.evaluate(PAGE_TEXT)
                     await slider.focus()
                     t0 = time.perf_counter()
@@ -135,7 +139,8 @@ def a_class(base: str, pid: int, sessions: int, moves: int) -> None:
             return wall
 
     wall = asyncio.run(run())
-    print(f"class of {sessions}: {len(times)} slider moves in {wall:.0f} s; p50 {statistics.median(times):.0f} ms, "
+    print(f"class of {sessions}, think time ~{think:g} s: {len(times)} slider moves in {wall:.0f} s; "
+          f"load average {os.getloadavg()[0]:.1f}; p50 {statistics.median(times):.0f} ms, "
           f"p95 {percentile(times, 0.95):.0f} ms; errors {len(errors)}; server memory peak {peak[0]:.0f} MiB")
     for e in errors[:5]:
         print("  ", e)
@@ -148,6 +153,7 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=12)
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--class-moves", type=int, default=4)
+    ap.add_argument("--think", type=float, default=0.0, help="class mode: mean seconds between a student's moves")
     ap.add_argument("--skip", nargs="*", default=[], choices=["cold", "pages", "class"])
     a = ap.parse_args()
     with sync_playwright() as p:
@@ -165,7 +171,7 @@ def main() -> None:
     if "class" not in a.skip:  # asyncio, outside the sync API's event loop; a fresh server
         proc, base = start_server()
         try:
-            a_class(base, proc.pid, a.sessions, a.class_moves)
+            a_class(base, proc.pid, a.sessions, a.class_moves, a.think)
         finally:
             stop_server(proc)
 

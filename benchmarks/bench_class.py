@@ -2,9 +2,12 @@
 websocket protocol (what each student's browser sends), each opening pages and moving the h slider.
 
 In a real class every student's browser renders on its own device; 20 Chromium renderers on this
-server's 2 cores would measure the renderers, not the server (bench_browser.py's class mode does that).
+server's 2 cores would measure the renderers, not the server (bench_browser.py's class mode does that:
+~0.4 s of renderer CPU per move against ~25 ms of server CPU). So most students here speak the protocol,
+and ``--browsers`` of them are real headless Chromium pages, timed from slider release to the updated
+page, as a student under the class's load sees it.
 Reports p50/p95 of slider -> script finished (all page data received), errors and server memory.
-Usage: python benchmarks/bench_class.py [--sessions 20] [--moves 6] [--think 0]
+Usage: python benchmarks/bench_class.py [--sessions 20] [--moves 6] [--think 0] [--browsers 2]
 """
 
 from __future__ import annotations
@@ -19,7 +22,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import websockets  # noqa: E402
-from harness import percentile, rss_mib, start_server, stop_server  # noqa: E402
+from harness import (  # noqa: E402
+    CHANGED,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    PAGE_TEXT,
+    READY,
+    percentile,
+    rss_mib,
+    start_server,
+    stop_server,
+)
+from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+from playwright.async_api import async_playwright  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetStates  # noqa: E402
@@ -65,7 +80,7 @@ async def student(base: str, i: int, moves: int, think: float, times: list[float
                     w = states.widgets.add()
                     w.id = h_id
                     w.double_array_value.data.append(float(4 + (i + m) % 12))  # h from 4 to 15
-                    await asyncio.sleep(think * (0.5 + ((i * 7 + m * 3) % 10) / 10))  # a student reads
+                    await asyncio.sleep(pause(think, i, m))  # a student reads
                     dt, _, exc = await rerun(ws, page, states)
                     times.append(dt * 1000)
                     if exc:
@@ -74,8 +89,54 @@ async def student(base: str, i: int, moves: int, think: float, times: list[float
         errors.append(f"student {i}: {type(err).__name__}: {err}"[:200])
 
 
-async def a_class(base: str, pid: int, sessions: int, moves: int, think: float) -> None:
+def pause(think: float, i: int, m: int) -> float:
+    """Seconds student ``i`` reads before move ``m``: 0.5-1.4 x ``think``, spread so students don't move in step."""
+    return think * (0.5 + ((i * 7 + m * 3) % 10) / 10)
+
+
+async def browser_student(browser, base: str, i: int, moves: int, think: float, times: list[float],
+                          errors: list[str]) -> None:
+    """A student in headless Chromium (a phone every other one): opens a pipeline page, moves h."""
+    page_key = PAGES[i % len(PAGES)]
+    try:
+        ctx = await browser.new_context(viewport={"width": 390 if i % 2 else 1280, "height": 900})
+        page = await ctx.new_page()
+        await page.goto(base if page_key == "overview" else f"{base}/{page_key}", timeout=120_000)
+        await page.wait_for_selector(READY, timeout=120_000)
+        slider = page.locator(".st-key-h input[type=range]")
+        await slider.wait_for(state="attached", timeout=120_000)
+        for m in range(moves):
+            await asyncio.sleep(pause(think, i, m))
+            before = await page.evaluate(PAGE_TEXT)
+            value = await slider.evaluate("e => e.value")
+            await slider.focus()
+            t0 = time.perf_counter()
+            await page.keyboard.press("ArrowRight" if m % 2 == 0 else "ArrowLeft")
+            try:
+                await page.wait_for_function(CHANGED, arg=[before], timeout=30_000)
+            except PlaywrightTimeout:  # counted, and the student goes on
+                after = await slider.evaluate("e => e.value")
+                errors.append(f"browser student {i}: move {m} on {page_key}: no update in 30 s "
+                              f"(slider {value} -> {after})")
+                continue
+            times.append((time.perf_counter() - t0) * 1000)
+            if await page.locator('[data-testid="stException"]').count():
+                errors.append(f"browser student {i}: exception on {page_key}")
+        await ctx.close()
+    except Exception as err:  # noqa: BLE001 - every failure counts as an error of the run
+        errors.append(f"browser student {i}: {type(err).__name__}: {err}"[:200])
+
+
+def summary(times: list[float]) -> str:
+    if not times:
+        return "no moves"
+    return (f"p50 {statistics.median(times):.0f} ms, p95 {percentile(times, 0.95):.0f} ms, "
+            f"max {max(times):.0f} ms")
+
+
+async def a_class(base: str, pid: int, sessions: int, moves: int, think: float, browsers: int = 0) -> None:
     times: list[float] = []
+    browser_times: list[float] = []
     errors: list[str] = []
     peak = [rss_mib(pid)]
 
@@ -85,14 +146,23 @@ async def a_class(base: str, pid: int, sessions: int, moves: int, think: float) 
             await asyncio.sleep(0.2)
 
     watcher = asyncio.create_task(watch())
-    t0 = time.perf_counter()
-    await asyncio.gather(*(student(base, i, moves, think, times, errors) for i in range(sessions)))
-    wall = time.perf_counter() - t0
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS) if browsers else None
+        t0 = time.perf_counter()
+        await asyncio.gather(
+            *(student(base, i, moves, think, times, errors) for i in range(sessions - browsers)),
+            *(browser_student(browser, base, i, moves, think, browser_times, errors) for i in range(browsers)),
+        )
+        wall = time.perf_counter() - t0
+        if browser:
+            await browser.close()
     watcher.cancel()
-    print(f"class of {sessions} sessions, think time ~{think:g} s: {len(times)} slider moves in {wall:.1f} s; "
-          "slider -> page data "
-          f"p50 {statistics.median(times):.0f} ms, p95 {percentile(times, 0.95):.0f} ms, max {max(times):.0f} ms; "
-          f"errors {len(errors)}; server memory peak {peak[0]:.0f} MiB")
+    print(f"class of {sessions} sessions ({browsers} in Chromium), think time ~{think:g} s: "
+          f"{len(times) + len(browser_times)} slider moves in {wall:.1f} s; errors {len(errors)}; "
+          f"server memory peak {peak[0]:.0f} MiB")
+    print(f"  protocol sessions, slider -> all page data: {summary(times)}")
+    if browsers:
+        print(f"  Chromium students, slider release -> updated page: {summary(browser_times)}")
     for e in errors[:5]:
         print("  ", e)
 
@@ -102,10 +172,11 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--moves", type=int, default=6)
     ap.add_argument("--think", type=float, default=0.0, help="mean seconds between a student's moves")
+    ap.add_argument("--browsers", type=int, default=2, help="how many of the sessions are real Chromium pages")
     a = ap.parse_args()
     proc, base = start_server()
     try:
-        asyncio.run(a_class(base, proc.pid, a.sessions, a.moves, a.think))
+        asyncio.run(a_class(base, proc.pid, a.sessions, a.moves, a.think, min(a.browsers, a.sessions)))
     finally:
         stop_server(proc)
 
