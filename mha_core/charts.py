@@ -18,9 +18,10 @@ WEIGHT_SCHEME = "viridis"
 # Fill the container's width, but let `height` mean the plot itself (not plot + axes + legend).
 FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
 SIGNED_SCHEME = "blueorange"
+PER_HEAD_COLUMNS = 16  # columns of each head drawn by columns_by_head (see column_subset)
 
 
-def column_subset(width: int, n_heads: int, per_head: int = 16) -> np.ndarray:
+def column_subset(width: int, n_heads: int, per_head: int = PER_HEAD_COLUMNS) -> np.ndarray:
     """Indices of at most ``per_head`` leading columns of each head's block (all when narrow).
 
     A 1024-column heatmap is unreadable on a projector and heavy to send; charts say when they cut.
@@ -81,7 +82,7 @@ def heatmap(
 
 def columns_by_head(
     m: np.ndarray, n_heads: int, rows: Sequence[str], *, title: str = "", head_label: str = "head",
-    row_title: str = "", col_title: str = "", size: int = 220, per_head: int = 16,
+    row_title: str = "", col_title: str = "", size: int = 220, per_head: int = PER_HEAD_COLUMNS,
 ) -> alt.Chart:
     """(n, h·d) matrix drawn as column blocks, one colour per head, darker where |value| is larger.
 

@@ -8,6 +8,8 @@ from mha_core.ui import frame, lessons, render, state, t
 
 frame.ensure()
 
+MAX_ROWS = 64  # rows of W^Q drawn; the check below uses all of them
+
 s = state.current()
 render.page_header("myths")
 wt = render.walkthrough_or_stop(s)
@@ -17,9 +19,13 @@ with one:
     st.markdown(t("myths.m1_claim"))
     check = lessons.ensemble_check(s.sentence, s.d_model, s.n_heads)
     st.markdown(t("myths.m1_how", h=s.n_heads, d_head=s.d_head, d_model=s.d_model))
-    render.chart(lambda: charts.columns_by_head(wt.weights.w_q, s.n_heads, [str(r) for r in range(s.d_model)],
+    rows = min(s.d_model, MAX_ROWS)  # a 1024-row chart is unreadable and heavy on a phone
+    render.chart(lambda: charts.columns_by_head(wt.weights.w_q[:rows], s.n_heads, [str(r) for r in range(rows)],
                                                 title=t("myths.m1_wq"), head_label=t("split.head"),
                                                 row_title="d_model", col_title="h · d_head"), s, "myths.wq")
+    if rows < s.d_model or s.d_head > charts.PER_HEAD_COLUMNS:
+        st.caption(t("myths.m1_cut", rows=rows, d_model=s.d_model, cols=min(s.d_head, charts.PER_HEAD_COLUMNS),
+                     d_head=s.d_head))
     c1, c2, c3 = st.columns(3)
     c1.metric(t("myths.m1_diff"), f"{max(check.max_diff_per_head):.1e}")
     c2.metric(t("myths.m1_same_x"), t("myths.yes") if check.inputs_identical else t("myths.no"))

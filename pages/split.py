@@ -9,7 +9,7 @@ from mha_core.ui import frame, render, state, t
 
 frame.ensure()
 
-PER_HEAD = 16  # columns drawn per head block; wider heads are cut, and the caption says so
+PER_HEAD = charts.PER_HEAD_COLUMNS  # columns drawn per head block; wider heads are cut, and the caption says so
 
 s = state.current()
 render.page_header("split")

@@ -175,3 +175,14 @@ def test_a_stale_select_box_value_is_made_valid_again(stored, expected):
         "st.markdown(repr(st.session_state['k']))\n"
     ).run()
     assert at.markdown[0].value == repr(expected)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_wide_w_q_is_drawn_cut_and_says_so(lang):
+    """At d_model = 1024 the myths page draws 64 rows of W^Q (16 columns per head) and tells the student."""
+    at = open_page("pages/myths.py", lang, h=16, d_head=64, tables=True)
+    assert not at.exception
+    expected = translate(lang, "myths.m1_cut", rows=64, d_model=1024, cols=16, d_head=64)
+    assert expected in [c.value for c in at.caption]
+    w_q = at.dataframe[0].value  # the table view of the W^Q chart: the drawn part of the matrix
+    assert w_q.shape == (64, 16 * 16)
