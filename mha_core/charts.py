@@ -11,6 +11,12 @@ from collections.abc import Sequence
 import altair as alt
 import numpy as np
 import pandas as pd
+from altair.utils import schemapi
+
+# Altair validates every schema object as it is built (its "debug mode"), ~40% of building a heatmap.
+# Our builders are fixed code: tests/test_charts.py validates each one's full spec against the Vega-Lite
+# schema instead, once, so the server does not repeat it for every chart of every new setting.
+schemapi.disable_debug_mode()
 
 # Okabe & Ito (2008), the usual colour-blind-safe qualitative palette (black moved last).
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
