@@ -26,6 +26,26 @@ TEXT = """const text = () => ['stMain', 'stSidebar'].map(id => {
 PAGE_TEXT = "() => { " + TEXT + " return text(); }"
 CHANGED = ("([before]) => { " + TEXT + " return document.querySelector('[data-testid=\"stApp\"]')"
            ".getAttribute('data-test-script-state') === 'notRunning' && text() !== before; }")
+# For timing: the epoch ms of the page's *last* change once the script has stopped and the page has been quiet
+# for `quiet` ms (-1 on timeout). Under load the browser renders a run's elements well after the script-state
+# attribute says "notRunning", so "first change" can be a late element of the previous run, not this move's.
+# The text is read only after DOM mutations outside the sliders, so the wait itself costs little.
+SETTLED = ("async ([before, quiet, timeout]) => { " + TEXT + """
+  const app = document.querySelector('[data-testid="stApp"]');
+  let dirty = true, last = null, seen = before;  // dirty: compare once, in case it changed already
+  const obs = new MutationObserver(ms => { if (ms.some(m => !(m.target.closest && m.target.closest(
+    '[data-testid="stSlider"]')))) dirty = true; });
+  obs.observe(app, {childList: true, subtree: true, characterData: true});
+  const start = Date.now();
+  try {
+    while (Date.now() - start < timeout) {
+      await new Promise(r => setTimeout(r, 25));
+      if (dirty) { dirty = false; const now = text(); if (now !== seen) { seen = now; last = Date.now(); } }
+      if (last !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+          && Date.now() - last >= quiet) return last;
+    }
+    return -1;
+  } finally { obs.disconnect(); } }""")
 
 
 def free_port() -> int:
@@ -74,6 +94,15 @@ def wait_ready(page, timeout_ms: int = 60_000, settle_ms: int = 250) -> None:
         page.wait_for_timeout(settle_ms)
         if page.locator(READY).count() == 1:
             return
+
+
+def settled_ms(page, before: str, pressed_epoch_s: float, quiet_ms: int = 400, timeout_ms: int = 60_000) -> float:
+    """Ms from a key press (``time.time()`` just before it) to the page's last change after it (sync API);
+    raises TimeoutError if the page never changed."""
+    last = page.evaluate(SETTLED, [before, quiet_ms, timeout_ms])
+    if last < 0:
+        raise TimeoutError("the page did not change")
+    return last - pressed_epoch_s * 1000
 
 
 def rss_mib(pid: int) -> float:
