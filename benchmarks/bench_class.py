@@ -114,8 +114,9 @@ async def browser_student(browser, base: str, i: int, moves: int, think: float, 
             last = await page.evaluate(SETTLED, [before, 400, 30_000])
             if last < 0:  # counted, and the student goes on
                 after = await slider.evaluate("e => e.value")
+                shown = dict(kv.split("=", 1) for kv in page.url.partition("?")[2].split("&") if "=" in kv).get("h")
                 errors.append(f"browser student {i}: move {m} on {page_key}: no update in 30 s "
-                              f"(slider {value} -> {after})")
+                              f"(slider {value} -> {after}, last run's h {shown})")
                 continue
             times.append(last - t0 * 1000)
             if await page.locator('[data-testid="stException"]').count():

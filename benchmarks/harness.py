@@ -24,8 +24,6 @@ TEXT = """const text = () => ['stMain', 'stSidebar'].map(id => {
   const m = document.querySelector(`[data-testid="${id}"]`).cloneNode(true);
   m.querySelectorAll('[data-testid="stSlider"]').forEach(e => e.remove()); return m.innerText; }).join('\\n');"""
 PAGE_TEXT = "() => { " + TEXT + " return text(); }"
-CHANGED = ("([before]) => { " + TEXT + " return document.querySelector('[data-testid=\"stApp\"]')"
-           ".getAttribute('data-test-script-state') === 'notRunning' && text() !== before; }")
 # For timing: the epoch ms of the page's *last* change once the script has stopped and the page has been quiet
 # for `quiet` ms (-1 on timeout). Under load the browser renders a run's elements well after the script-state
 # attribute says "notRunning", so "first change" can be a late element of the previous run, not this move's.

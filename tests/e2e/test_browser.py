@@ -3,8 +3,10 @@ slider changes what the page shows, and screenshots at 1280 px and 390 px are sa
 
 from __future__ import annotations
 
+import time
+
 import pytest
-from harness import CHANGED, PAGE_TEXT
+from harness import PAGE_TEXT, settled_ms
 
 from mha_core.i18n import LANGS, translate
 from mha_core.ui.nav import available_pages
@@ -67,8 +69,9 @@ def test_page_loads_answers_its_slider_and_is_screenshotted(browser, server, sho
             before = _figures(page)
             slider.focus()
             page.keyboard.press("ArrowRight")
-            page.wait_for_function(CHANGED, arg=[before], timeout=30_000)  # the figures, not just the label
-            wait_ready(page)
+            settled_ms(page, before, time.time(), timeout_ms=30_000)  # the figures changed (not just the label)
+            wait_ready(page)                                          # and the page has settled
+            assert _figures(page) != before
             assert page.locator('[data-testid="stException"]').count() == 0
             if width < 600 and in_sidebar:
                 page.keyboard.press("Escape")
