@@ -35,14 +35,11 @@ render.predict(f"overview-{s.n_heads}-{s.d_model}", t("overview.predict", h=s.n_
 st.subheader(t("overview.live_title"))
 pick = st.selectbox(t("overview.pick_token"), range(len(wt.labels)), index=len(wt.labels) // 2,
                     format_func=lambda i: wt.labels[i])
-st.table(  # a static table: drawn with the rest of the page (a data grid would load after it)
-    {
-        t("overview.col_head"): [render.head_title(wt, i) for i in range(tr.n_heads)],
-        t("overview.col_looks_at"): [wt.labels[int(tr.weights[i, pick].argmax())] for i in range(tr.n_heads)],
-        t("overview.col_weight"): [round(float(tr.weights[i, pick].max()), 3) for i in range(tr.n_heads)],
-    },
-    hide_index=True, border="horizontal",
-)
+render.table({
+    t("overview.col_head"): [render.head_title(wt, i) for i in range(tr.n_heads)],
+    t("overview.col_looks_at"): [wt.labels[int(tr.weights[i, pick].argmax())] for i in range(tr.n_heads)],
+    t("overview.col_weight"): [float(tr.weights[i, pick].max()) for i in range(tr.n_heads)],
+})
 st.caption(t("common.illustrative_note") if wt.weights.head_kinds else t("common.random_note"))
 
 left, right = st.columns(2)

@@ -42,8 +42,8 @@ with right:
 top = int(np.argmax(step.weights))
 st.markdown(t("prereq.step2", top=labels[top], weight=float(step.weights[top]), total=float(step.weights.sum())))
 st.markdown(t("prereq.step3", d=head.v.shape[1]))
-st.table({t("prereq.col_token"): labels, t("prereq.col_weight"): np.round(step.weights, 3),
-          t("prereq.col_share"): [f"{w:.0%}" for w in step.weights]}, hide_index=True, border="horizontal")
+render.table({t("prereq.col_token"): labels, t("prereq.col_weight"): step.weights,
+              t("prereq.col_share"): [f"{w:.0%}" for w in step.weights]})
 st.markdown(t("prereq.bridge"))
 
 render.source(scaled_dot_product_attention)

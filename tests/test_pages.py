@@ -186,3 +186,13 @@ def test_a_wide_w_q_is_drawn_cut_and_says_so(lang):
     assert expected in [c.value for c in at.caption]
     w_q = at.dataframe[0].value  # the table view of the W^Q chart: the drawn part of the matrix
     assert w_q.shape == (64, 16 * 16)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_overview_table_has_one_row_per_head_with_its_strongest_weight(lang):
+    at = open_page("pages/overview.py", lang, h=6)
+    assert not at.exception
+    shown = at.table[0].value
+    weights = shown[translate(lang, "overview.col_weight")].astype(float)
+    assert len(shown) == 6
+    assert ((weights > 0) & (weights <= 1)).all()

@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
@@ -79,6 +80,12 @@ def heads_grid(
                     mats[i], labels, labels, title=head_title(wt, i), row_title=t("common.query"),
                     col_title=t("common.key"), value_title=value_title, signed=signed, domain=domain, size=size,
                 ), *key, i)
+
+
+def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
+    """A small static table (drawn with the rest of the page, unlike a data grid), numbers to ``decimals``."""
+    frame = pd.DataFrame(columns)
+    st.table(frame.style.format(precision=decimals), hide_index=True, border="horizontal")
 
 
 def next_steps(*keys: str) -> None:

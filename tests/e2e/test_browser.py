@@ -73,8 +73,9 @@ def test_page_loads_answers_its_slider_and_is_screenshotted(browser, server, sho
             wait_ready(page)                                          # and the page has settled
             assert _figures(page) != before
             assert page.locator('[data-testid="stException"]').count() == 0
-            if width < 600 and in_sidebar:
-                page.keyboard.press("Escape")
+            if width < 600 and in_sidebar:  # close it again, so the screenshot shows the page
+                page.locator('[data-testid="stSidebarCollapseButton"] button').first.click()
+                page.locator('[data-testid="stExpandSidebarButton"]').wait_for(state="visible", timeout=10_000)
         _full_screenshot(page, shots / f"{spec.key}-{lang}-{width}.png")
     finally:
         ctx.close()
