@@ -19,8 +19,7 @@ st.subheader(t("overview.pipeline_title"))
 names = [t(f"kinds.{k}") for k in wt.weights.head_kinds] if wt.weights.head_kinds else []
 stage_labels = {k: t(f"overview.stage_{k}") for k in ("input", "concat", "wo", "output")}
 stage_labels["head"] = t("common.head_title", i="{i}")
-st.graphviz_chart(pipeline_dot(tr.n_heads, len(wt.labels), tr.d_model, tr.d_head, names, stage_labels),
-                  width="stretch")
+render.diagram(pipeline_dot(tr.n_heads, len(wt.labels), tr.d_model, tr.d_head, names, stage_labels), "pipeline")
 st.latex(r"\text{head}_i=\operatorname{Attention}(XW_i^Q,\;XW_i^K,\;XW_i^V)")
 st.latex(r"\operatorname{MultiHead}(X)=\operatorname{Concat}(\text{head}_1,\dots,\text{head}_h)\,W^O")
 st.markdown(t("overview.pipeline_caption", h=tr.n_heads, d_head=tr.d_head, d_model=tr.d_model, n=len(wt.labels)))

@@ -196,3 +196,22 @@ def test_overview_table_has_one_row_per_head_with_its_strongest_weight(lang):
     weights = shown[translate(lang, "overview.col_weight")].astype(float)
     assert len(shown) == 6
     assert ((weights > 0) & (weights <= 1)).all()
+
+
+def test_the_pipeline_diagram_is_drawn_afresh_when_it_changes_and_kept_when_not():
+    """render.diagram: a changed DOT moves to the other position (a new element id, so the browser draws it
+    fresh instead of morphing the old drawing); an unchanged one keeps its id and is not redrawn."""
+    at = open_page("pages/overview.py", "en", h=4)
+
+    def shown() -> tuple[str, str]:
+        (chart,) = at.get("graphviz_chart")
+        return chart.proto.element_id, chart.proto.spec
+
+    first_id, first_dot = shown()
+    at.run()
+    assert shown() == (first_id, first_dot)
+    at.sidebar.slider(key="h").set_value(5).run()
+    second_id, second_dot = shown()
+    assert second_dot != first_dot and second_id != first_id
+    at.sidebar.slider(key="h").set_value(6).run()
+    assert shown()[0] == first_id  # back and forth between two positions
