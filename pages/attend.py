@@ -23,8 +23,10 @@ head_names = [render.head_title(wt, i) for i in range(tr.n_heads)]
 c2.selectbox(t("attend.pick_head"), range(tr.n_heads), key="head", format_func=head_names.__getitem__)
 head = int(st.session_state["head"])
 
-st.latex(r"\text{head}_i=\operatorname{softmax}\!\Big(\frac{Q_iK_i^{\top}}{\sqrt{d_{\text{head}}}}"
-         r"+M\Big)V_i" + (r",\quad M_{ij}=-\infty\ \text{if}\ j>i" if s.causal else ""))
+formula = r"\text{head}_i=\operatorname{softmax}\!\Big(\frac{Q_iK_i^{\top}}{\sqrt{d_{\text{head}}}}+M\Big)V_i"
+if s.causal:  # the mask on its own line: one line is too wide for a phone
+    formula = r"\begin{gathered}" + formula + r"\\ M_{ij}=-\infty\ \text{if}\ j>i\end{gathered}"
+st.latex(formula)
 st.markdown(t("attend.explain", h=tr.n_heads, n=len(labels), d_head=tr.d_head))
 
 query = len(labels) // 2

@@ -21,7 +21,8 @@ stage_labels = {k: t(f"overview.stage_{k}") for k in ("input", "concat", "wo", "
 stage_labels["head"] = t("common.head_title", i="{i}")
 render.diagram(pipeline_dot(tr.n_heads, len(wt.labels), tr.d_model, tr.d_head, names, stage_labels), "pipeline")
 st.latex(r"\text{head}_i=\operatorname{Attention}(XW_i^Q,\;XW_i^K,\;XW_i^V)")
-st.latex(r"\operatorname{MultiHead}(X)=\operatorname{Concat}(\text{head}_1,\dots,\text{head}_h)\,W^O")
+st.latex(r"\begin{aligned}&\operatorname{MultiHead}(X)\\&\quad=\operatorname{Concat}(\text{head}_1,\dots,"
+         r"\text{head}_h)\,W^O\end{aligned}")  # two lines: one is too wide for a phone
 st.markdown(t("overview.pipeline_caption", h=tr.n_heads, d_head=tr.d_head, d_model=tr.d_model, n=len(wt.labels)))
 
 mine, single = compute.counts(s)
