@@ -22,13 +22,14 @@ from harness import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_FLAGS,
     PAGE_TEXT,
-    READY,
-    SETTLED,
+    open_student_page,
+    pause,
     percentile,
     rss_mib,
     settled_ms,
     start_server,
     stop_server,
+    timed_move,
     wait_ready,
 )
 
@@ -108,22 +109,14 @@ def a_class(base: str, pid: int, sessions: int, moves: int, think: float = 0.0) 
         try:
             for j in range(2):
                 key = keys[(i + j) % len(keys)]
-                ctx = await browser.new_context(viewport={"width": 390 if i % 3 == 0 else 1280, "height": 900})
-                page = await ctx.new_page()
-                await page.goto(base if key == "overview" else f"{base}/{key}", timeout=120_000)
-                await page.wait_for_selector(READY, timeout=120_000)
-                slider = page.locator(f".st-key-{SLIDERS[key]} input[type=range]")
-                await slider.first.wait_for(state="attached", timeout=120_000)
+                width = 390 if i % 3 == 0 else 1280
+                ctx, page, slider = await open_student_page(browser, base, key, width, SLIDERS[key])
                 for m in range(moves):
-                    await asyncio.sleep(think * (0.5 + ((i * 7 + m * 3) % 10) / 10))
-                    before = await page.evaluate(PAGE_TEXT)
-                    await slider.focus()
-                    t0 = time.time()
-                    await page.keyboard.press("ArrowRight" if m % 2 == 0 else "ArrowLeft")
-                    last = await page.evaluate(SETTLED, [before, 400, 120_000])
-                    if last < 0:
+                    await asyncio.sleep(pause(think, i, m))
+                    ms = await timed_move(page, slider, m, 120_000)
+                    if ms < 0:
                         raise RuntimeError(f"no update on {key}")
-                    times.append(last - t0 * 1000)
+                    times.append(ms)
                     peak[0] = max(peak[0], rss_mib(pid))
                     if await page.locator('[data-testid="stException"]').count():
                         raise RuntimeError(f"exception on {key}")

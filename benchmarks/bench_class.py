@@ -25,13 +25,13 @@ import websockets  # noqa: E402
 from harness import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_FLAGS,
-    PAGE_TEXT,
-    READY,
-    SETTLED,
+    open_student_page,
+    pause,
     percentile,
     rss_mib,
     start_server,
     stop_server,
+    timed_move,
 )
 from playwright.async_api import async_playwright  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
@@ -88,37 +88,23 @@ async def student(base: str, i: int, moves: int, think: float, times: list[float
         errors.append(f"student {i}: {type(err).__name__}: {err}"[:200])
 
 
-def pause(think: float, i: int, m: int) -> float:
-    """Seconds student ``i`` reads before move ``m``: 0.5-1.4 x ``think``, spread so students don't move in step."""
-    return think * (0.5 + ((i * 7 + m * 3) % 10) / 10)
-
-
 async def browser_student(browser, base: str, i: int, moves: int, think: float, times: list[float],
                           errors: list[str]) -> None:
     """A student in headless Chromium (a phone every other one): opens a pipeline page, moves h."""
     page_key = PAGES[i % len(PAGES)]
     try:
-        ctx = await browser.new_context(viewport={"width": 390 if i % 2 else 1280, "height": 900})
-        page = await ctx.new_page()
-        await page.goto(base if page_key == "overview" else f"{base}/{page_key}", timeout=120_000)
-        await page.wait_for_selector(READY, timeout=120_000)
-        slider = page.locator(".st-key-h input[type=range]")
-        await slider.wait_for(state="attached", timeout=120_000)
+        ctx, page, slider = await open_student_page(browser, base, page_key, 390 if i % 2 else 1280, "h")
         for m in range(moves):
             await asyncio.sleep(pause(think, i, m))
-            before = await page.evaluate(PAGE_TEXT)
             value = await slider.evaluate("e => e.value")
-            await slider.focus()
-            t0 = time.time()
-            await page.keyboard.press("ArrowRight" if m % 2 == 0 else "ArrowLeft")
-            last = await page.evaluate(SETTLED, [before, 400, 30_000])
-            if last < 0:  # counted, and the student goes on
+            ms = await timed_move(page, slider, m, 30_000)
+            if ms < 0:  # counted, and the student goes on
                 after = await slider.evaluate("e => e.value")
                 shown = dict(kv.split("=", 1) for kv in page.url.partition("?")[2].split("&") if "=" in kv).get("h")
                 errors.append(f"browser student {i}: move {m} on {page_key}: no update in 30 s "
                               f"(slider {value} -> {after}, last run's h {shown})")
                 continue
-            times.append(last - t0 * 1000)
+            times.append(ms)
             if await page.locator('[data-testid="stException"]').count():
                 errors.append(f"browser student {i}: exception on {page_key}")
         await ctx.close()

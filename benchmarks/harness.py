@@ -103,6 +103,33 @@ def settled_ms(page, before: str, pressed_epoch_s: float, quiet_ms: int = 400, t
     return last - pressed_epoch_s * 1000
 
 
+def pause(think: float, i: int, m: int) -> float:
+    """Seconds student ``i`` reads before move ``m``: 0.5-1.4 x ``think``, spread so students don't move in step."""
+    return think * (0.5 + ((i * 7 + m * 3) % 10) / 10)
+
+
+async def open_student_page(browser, base: str, key: str, width: int, slider_key: str):
+    """(context, page, slider) for one student in Chromium (async API): the page loaded and its slider drawn."""
+    ctx = await browser.new_context(viewport={"width": width, "height": 900})
+    page = await ctx.new_page()
+    await page.goto(base if key == "overview" else f"{base}/{key}", timeout=120_000)
+    await page.wait_for_selector(READY, timeout=120_000)
+    slider = page.locator(f".st-key-{slider_key} input[type=range]").first
+    await slider.wait_for(state="attached", timeout=120_000)
+    return ctx, page, slider
+
+
+async def timed_move(page, slider, m: int, timeout_ms: int) -> float:
+    """Press an arrow on the slider (right on even moves, left on odd); ms until the page settled, -1 if it
+    never changed (async API)."""
+    before = await page.evaluate(PAGE_TEXT)
+    await slider.focus()
+    t0 = time.time()
+    await page.keyboard.press("ArrowRight" if m % 2 == 0 else "ArrowLeft")
+    last = await page.evaluate(SETTLED, [before, 400, timeout_ms])
+    return -1.0 if last < 0 else last - t0 * 1000
+
+
 def rss_mib(pid: int) -> float:
     """Resident memory of a process and its children, in MiB (Linux /proc)."""
     total = 0
