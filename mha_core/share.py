@@ -28,12 +28,20 @@ class Parsed:
     adjusted: tuple[str, ...] = ()
 
 
-def _int(raw: str) -> int | None:
+def _int(raw: str) -> tuple[int | None, bool]:
+    """A whole number read from a query value, and whether it was written exactly so (``"4"``).
+
+    Anything else that still reads as a number (``"3.7"``, ``"1_2"``, ``" 4"``, ``"2.0"``) is rounded and
+    reported like a clamped value, so the student is told the link asked for something else.
+    """
     try:
         value = float(raw.strip())
     except (ValueError, AttributeError, OverflowError):
-        return None
-    return int(value) if value == value and abs(value) < 1e9 else None  # NaN and huge are garbage
+        return None, False
+    if value != value or abs(value) >= 1e9:  # NaN and huge are garbage
+        return None, False
+    whole = round(value)
+    return whole, raw == str(whole)
 
 
 def _clamp(v: int, lo: int, hi: int) -> int:
@@ -48,12 +56,12 @@ def parse_query(query: Mapping[str, str]) -> Parsed:
     def number(qkey: str, lo: int, hi: int, step: int = 1) -> None:
         if qkey not in query:
             return
-        v = _int(query[qkey])
+        v, exact = _int(query[qkey])
         if v is None:
             adjusted.append(qkey)
             return
         clean = _clamp(round(v / step) * step, lo, hi)
-        if clean != v:
+        if clean != v or not exact:
             adjusted.append(qkey)
         out[KEYS[qkey]] = clean
 
@@ -76,12 +84,12 @@ def parse_query(query: Mapping[str, str]) -> Parsed:
     if "fixed" in out:
         out["fixed"] = out["fixed"] == "1"
     if "dm" in query:
-        v = _int(query["dm"])
+        v, exact = _int(query["dm"])
         if v is None:
             adjusted.append("dm")
         else:
             nearest = min(D_MODEL_CHOICES, key=lambda c: abs(c - v))
-            if nearest != v:
+            if nearest != v or not exact:
                 adjusted.append("dm")
             out["d_model"] = nearest
     number("hd", *H_RANGE)

@@ -21,6 +21,7 @@ def test_round_trip():
     "query,key,value",
     [
         ({"h": "99"}, "h", 16), ({"h": "-3"}, "h", 1), ({"h": "2.0"}, "h", 2), ({"dh": "7"}, "d_head", 8),
+        ({"h": "3.7"}, "h", 4), ({"h": "1_2"}, "h", 12), ({"h": " 4"}, "h", 4), ({"dm": "256.0"}, "d_model", 256),
         ({"dh": "1000"}, "d_head", 64), ({"dm": "300"}, "d_model", 256), ({"head": "40"}, "head", 15),
         ({"seed": "1e12"}, "seed", None), ({"h": "nan"}, "h", None), ({"h": "abc"}, "h", None),
         ({"lang": "fr"}, "lang", None), ({"w": "trained'; DROP TABLE"}, "weight_mode", None),
@@ -31,7 +32,7 @@ def test_round_trip():
 def test_bad_values_are_clamped_or_ignored_and_reported(query, key, value):
     parsed = parse_query(query)
     assert parsed.values.get(key) == value
-    if query not in ({"s": "   "}, {"h": "2.0"}):  # blank text is no request; 2.0 is 2
+    if query != {"s": "   "}:  # blank text is no request; every coerced number ("2.0", "3.7", "1_2") is reported
         assert parsed.adjusted == tuple(query)
 
 
