@@ -13,6 +13,7 @@ import streamlit as st
 from mha_core import charts
 from mha_core.errors import LabError
 from mha_core.inputs import MAX_TOKENS
+from mha_core.markdown import escape_params
 from mha_core.ui import compute
 from mha_core.ui.i18n import t
 from mha_core.ui.state import Settings
@@ -26,8 +27,8 @@ def page_header(key: str) -> None:
 
 
 def show_error(err: LabError) -> None:
-    """A translated, student-readable message instead of a traceback."""
-    st.error(t(f"errors.{err.key}", **err.params), icon=":material/error:")
+    """A translated, student-readable message instead of a traceback (user text in it escaped)."""
+    st.error(t(f"errors.{err.key}", **escape_params(err.params)), icon=":material/error:")
 
 
 def walkthrough_or_stop(s: Settings) -> Walkthrough:
