@@ -10,9 +10,17 @@ import functools
 import tomllib
 from pathlib import Path
 
-LANGS = ("zh", "en")
 DEFAULT_LANG = "zh"
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
+
+
+def _languages() -> tuple[str, ...]:
+    """The languages whose catalog folder exists, the default first: a new language is a new folder."""
+    found = sorted(d.name for d in CATALOG_DIR.iterdir() if d.is_dir() and any(d.glob("*.toml")))
+    return tuple(sorted(found, key=lambda code: code != DEFAULT_LANG))
+
+
+LANGS = _languages()
 
 
 def _flatten(table: dict, prefix: str = "") -> dict[str, str]:
@@ -45,5 +53,6 @@ def translate(lang: str, key: str, **params: object) -> str:
 
 
 def lang_from_locale(locale: str | None) -> str:
-    """Browser locale -> app language: English for en-*, Chinese otherwise."""
-    return "en" if (locale or "").lower().startswith("en") else "zh"
+    """Browser locale -> app language: the catalog for its primary subtag (``en-US`` -> en), else the default."""
+    primary = (locale or "").replace("_", "-").split("-")[0].lower()
+    return primary if primary in LANGS else DEFAULT_LANG

@@ -72,3 +72,25 @@ def test_translate_fills_fields_and_marks_missing_keys():
 @pytest.mark.parametrize("locale,lang", [("en-US", "en"), ("en", "en"), ("zh-CN", "zh"), ("fr-FR", "zh"), (None, "zh")])
 def test_first_language_follows_the_browser(locale, lang):
     assert lang_from_locale(locale) == lang
+
+
+def test_languages_come_from_the_catalog_folders(tmp_path, monkeypatch):
+    """A third language is a third catalog folder: nothing in code names the languages."""
+    import mha_core.i18n as i18n
+
+    assert set(LANGS) == {d.name for d in i18n.CATALOG_DIR.iterdir() if d.is_dir()}
+    assert LANGS[0] == i18n.DEFAULT_LANG
+    for code in ("zh", "en", "fr"):
+        (tmp_path / code).mkdir()
+        (tmp_path / code / "common.toml").write_text('[common]\nlang_name = "x"\n', encoding="utf-8")
+    monkeypatch.setattr(i18n, "CATALOG_DIR", tmp_path)
+    assert i18n._languages() == ("zh", "en", "fr")
+    monkeypatch.setattr(i18n, "LANGS", i18n._languages())
+    assert i18n.lang_from_locale("fr-CA") == "fr" and i18n.lang_from_locale("de") == "zh"
+
+
+def test_no_language_code_is_written_in_code():
+    """Languages are never listed in code (the tests and the catalogs' own folder names aside)."""
+    offenders = [str(p.relative_to(ROOT)) for p in CODE if re.search(r"""\(\s*["']zh["']\s*,\s*["']en["']""",
+                                                                   p.read_text(encoding="utf-8"))]
+    assert not offenders

@@ -126,7 +126,7 @@ def _question(e: Entry, lang: str, seed: int) -> Question:
 
 @functools.lru_cache(maxsize=256)
 def load_questions(lang: str, seed: int = 0) -> tuple[Question, ...]:
-    """Every question of the bank in ``lang`` ("zh" or "en"), in teaching order; numeric questions
+    """Every question of the bank in ``lang`` (a catalog language), in teaching order; numeric questions
     drawn from ``seed`` (a student's seed) with answers computed by mha_core.counts."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; expected one of {LANGS}")

@@ -12,7 +12,7 @@ LANG_KEY = "lang"
 
 
 def lang() -> str:
-    """The current language code ("zh" or "en")."""
+    """The current language code (one of the catalogs in assets/i18n)."""
     value = st.session_state.get(LANG_KEY, DEFAULT_LANG)
     return value if value in LANGS else DEFAULT_LANG
 

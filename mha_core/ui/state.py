@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from mha_core.i18n import translate
+from mha_core.i18n import LANGS, translate
 from mha_core.limits import D_HEAD_RANGE, H_RANGE
 from mha_core.ui.i18n import lang
 
@@ -73,7 +73,7 @@ def init_state() -> None:
 def on_language_change() -> None:
     """Swap the default sentence too, unless the student typed their own."""
     ss = st.session_state
-    for other in ("zh", "en"):
+    for other in LANGS:
         if other != ss["lang"] and ss.get("sentence") == translate(other, "common.default_sentence"):
             ss["sentence"] = translate(ss["lang"], "common.default_sentence")
 
