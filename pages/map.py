@@ -3,7 +3,10 @@
 import streamlit as st
 
 from mha_core.diagrams import relations_dot
-from mha_core.ui import frame, render, t
+from mha_core.i18n import cite_style
+from mha_core.presets import preset
+from mha_core.sources import reading_list
+from mha_core.ui import frame, lang, render, t
 from mha_core.ui.nav import available_pages
 
 frame.ensure()
@@ -25,11 +28,16 @@ for node, page_key in (("kp002", "prereq"), ("kp030", "split"), ("kp023", "cost"
         st.page_link(pages[page_key].script, label=t(f"nav.{page_key}"), icon=pages[page_key].icon)
 
 st.subheader(t("map.examples_title"))
-for example, page_key in (("clark", "real"), ("induction", "heads"), ("llama", "cost")):
+# The Llama example's shapes come from mha_core.presets (never typed into the text).
+LLAMA = {f"{name}{field}": value for name, key in (("l2_7b", "llama2_7b"), ("l2_70b", "llama2_70b"),
+                                                   ("l3_8b", "llama3_8b"))
+         for field, value in (("", preset(key).name), ("_h", preset(key).n_heads), ("_g", preset(key).n_kv_heads))}
+for example, page_key in (("clark", "real"), ("voita", "heads"), ("induction", "heads"), ("llama", "cost")):
     with st.container(border=True):
-        st.markdown(t(f"map.ex_{example}"))
+        st.markdown(t(f"map.ex_{example}", **(LLAMA if example == "llama" else {})))
         if page_key in pages:
             st.page_link(pages[page_key].script, label=t(f"nav.{page_key}"), icon=pages[page_key].icon)
 
 st.subheader(t("map.reading_title"))
-st.markdown(t("map.reading"))
+st.caption(t("map.reading_lead"))
+st.markdown(reading_list(lang(), cite_style(lang())))  # every entry of assets/sources.toml, in full

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mha_core.i18n import LANGS, catalog
+from mha_core.i18n import LANGS, catalog, cite_style
 from mha_core.quiz import load_questions
+from mha_core.sources import reading_list
 from mha_core.ui.nav import available_pages
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,18 +25,18 @@ COVERAGE: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
                  ("split", "pages/split.py", ("split.explain",)),
                  ("split", "mha_core/ui/sidebar.py", ("controls.same_budget",)),
                  ("myths", "pages/myths.py", ("myths.m3_verdict",)),
-                 ("map", "pages/map.py", ("map.rel_kp024", "map.rel_kp023", "map.ex_clark"))],
+                 ("map", "pages/map.py", ("map.rel_kp024", "map.rel_kp023", "map.ex_clark", "map.ex_voita"))],
     "原理与机制": [("why", "pages/why.py", ("why.setup", "why.explain", "why.geometry", "why.cnn")),
                    ("concat", "pages/concat.py", ("concat.explain", "concat.avg_explain"))],
     "图示": [("overview", "pages/overview.py", ("overview.pipeline_title",))],
     "直观类比": [("overview", "pages/overview.py", ("overview.analogy",)),
-                 ("why", "pages/why.py", ("why.cnn",))],
+                 ("why", "pages/why.py", ("why.cnn",)), ("map", "pages/map.py", ("map.rel_kp020",))],
     "实例或案例": [("map", "pages/map.py", ("map.ex_clark", "map.ex_induction", "map.ex_llama"))],
     "常见误区": [("myths", "pages/myths.py", ("myths.m1_verdict", "myths.m2_verdict", "myths.m3_verdict"))],
     "与其他知识点的关系": [("map", "pages/map.py", ("map.rel_kp002", "map.rel_kp023", "map.rel_kp029",
                                                    "map.rel_kp008"))],
     "自测题": [("quiz", "mha_core/ui/quiz.py", ("quiz.score",))],
-    "延伸阅读": [("map", "pages/map.py", ("map.reading",))],
+    "延伸阅读": [("map", "pages/map.py", ("map.reading_title", "map.reading_lead"))],
 }
 
 
@@ -76,6 +77,9 @@ def test_self_test_questions_are_in_the_quiz_in_both_languages():
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_further_reading_cites_every_source(lang):
-    reading = catalog(lang)["map.reading"]
-    for needle in ("Vaswani", "3.2.2", "Clark", "Elhage", "Olsson", "Michel", "Ainslie", "1706.03762"):
+    """The seed's further reading (Vaswani §3.2.2, Clark, Elhage) and the issue's sources are in the list the
+    map page renders from assets/sources.toml (tests/test_sources.py checks the page itself)."""
+    reading = reading_list(lang, cite_style(lang))
+    for needle in ("Vaswani", "3.2.2", "Clark", "Elhage", "Olsson", "Michel", "Voita", "Ainslie", "Shazeer",
+                   "Bhojanapalli", "Cordonnier", "Jain", "Wiegreffe", "1706.03762"):
         assert needle in reading
