@@ -37,6 +37,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("quiz", "pages/quiz.py", ":material/quiz:", "nav.section_check"),
     PageSpec("classroom", "pages/classroom.py", ":material/groups:", "nav.section_check"),
     PageSpec("map", "pages/map.py", ":material/map:", "nav.section_more"),
+    PageSpec("glossary", "pages/glossary.py", ":material/menu_book:", "nav.section_more"),
 )
 
 

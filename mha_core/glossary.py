@@ -1,0 +1,98 @@
+"""The one glossary, zh ⇄ en (assets/glossary.toml): canonical terms, definitions, and the variants to avoid.
+
+The glossary page shows it; tests/test_glossary.py uses ``variants_in`` to keep every catalog string on the
+canonical terms.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from mha_core.sources import render_citations
+
+GLOSSARY_PATH = Path(__file__).resolve().parent.parent / "assets" / "glossary.toml"
+GROUPS = ("pipeline", "heads", "cost", "related")
+
+_SKIPPED = re.compile(r"`[^`]*`|\{[^{}]*\}")  # code spans and {placeholders}
+_LATIN_GLOSS = re.compile(r"（[^（）\u4e00-\u9fff]*）")  # 词元（token）: an English gloss after a Chinese term
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry: the canonical term and a short definition in each language, and variants to avoid."""
+
+    id: str
+    group: str
+    zh: str
+    en: str
+    symbol: str
+    zh_def: str
+    en_def: str
+    zh_avoid: tuple[str, ...]
+    en_avoid: tuple[str, ...]
+
+    def term(self, lang: str) -> str:
+        """The canonical term in ``lang``."""
+        return self.zh if lang == "zh" else self.en
+
+    def definition(self, lang: str) -> str:
+        """The short definition in ``lang``, its citation markers (``[@clark2019]``) written out."""
+        return render_citations(self.zh_def if lang == "zh" else self.en_def, lang)
+
+    def avoid(self, lang: str) -> tuple[str, ...]:
+        """The variants of this term that text in ``lang`` must not use."""
+        return self.zh_avoid if lang == "zh" else self.en_avoid
+
+
+def _term(raw: dict) -> Term:
+    return Term(id=raw["id"], group=raw["group"], zh=raw["zh"], en=raw["en"], symbol=raw.get("symbol", ""),
+                zh_def=raw["zh_def"], en_def=raw["en_def"], zh_avoid=tuple(raw.get("zh_avoid", ())),
+                en_avoid=tuple(raw.get("en_avoid", ())))
+
+
+@functools.cache
+def load_glossary(path: Path = GLOSSARY_PATH) -> tuple[Term, ...]:
+    """Every term, in file order (grouped as the pages are); read once per process."""
+    with path.open("rb") as f:
+        raw = tomllib.load(f)
+    terms = tuple(_term(entry) for entry in raw["term"])
+    ids = [term.id for term in terms]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate glossary ids in {path.name}")
+    if unknown := {term.group for term in terms} - set(GROUPS):
+        raise ValueError(f"unknown glossary groups {sorted(unknown)} in {path.name}")
+    return terms
+
+
+@functools.cache
+def _pattern(variant: str) -> re.Pattern[str]:
+    """A variant as a regex: a Latin word matches whole (an "s" plural included), CJK text matches anywhere."""
+    body = re.escape(variant)
+    if variant[:1].isascii() and variant[:1].isalpha():
+        body = r"(?<![A-Za-z0-9_\-])" + body
+    if variant[-1:].isascii() and variant[-1:].isalpha():
+        body += r"s?(?![A-Za-z0-9_\-])"
+    return re.compile(body)
+
+
+def variants_in(text: str, lang: str, terms: tuple[Term, ...] | None = None) -> list[tuple[str, str]]:
+    """(term id, variant) for every avoided variant ``text`` uses; code, placeholders and English glosses skipped."""
+    plain = _SKIPPED.sub(" ", text)
+    if lang == "zh":
+        plain = _LATIN_GLOSS.sub(" ", plain)
+    return [(term.id, variant) for term in (terms or load_glossary()) for variant in term.avoid(lang)
+            if _pattern(variant).search(plain)]
+
+
+def search(terms: tuple[Term, ...], query: str) -> tuple[Term, ...]:
+    """The terms whose words, symbol or definitions (either language) contain ``query``, ignoring case."""
+    needle = query.strip().casefold()
+    if not needle:
+        return terms
+    return tuple(term for term in terms
+                 if any(needle in field.casefold()
+                        for field in (term.zh, term.en, term.symbol, term.zh_def, term.en_def)))

@@ -1,0 +1,27 @@
+"""The glossary: every term the app uses, in the current language with the other language's term beside it."""
+
+import streamlit as st
+
+from mha_core.glossary import GROUPS, load_glossary, search
+from mha_core.ui import frame, lang, render, t
+
+frame.ensure()
+
+render.page_header("glossary")
+here = lang()
+other = "en" if here == "zh" else "zh"
+query = st.text_input(t("glossary.search"), key="glossary_search", placeholder=t("glossary.search_placeholder"))
+found = search(load_glossary(), query)
+if not found:
+    st.info(t("glossary.none_found"))
+for group in GROUPS:
+    terms = [term for term in found if term.group == group]
+    if not terms:
+        continue
+    st.subheader(t(f"glossary.group_{group}"))
+    render.table({
+        t("glossary.col_term"): [term.term(here) for term in terms],
+        t("glossary.col_other"): [term.term(other) for term in terms],
+        t("glossary.col_symbol"): [term.symbol for term in terms],
+        t("glossary.col_definition"): [term.definition(here) for term in terms],
+    })
