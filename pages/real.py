@@ -1,10 +1,13 @@
-"""Real pretrained heads: a real BERT-family model, offline — its heads, their types, the core proven on it."""
+"""Real pretrained heads: a real model with BERT's architecture, offline — its heads, what each measurably does,
+one tempting reading tested on a minimal pair, and the core checked against every layer."""
 
 import streamlit as st
 
 from mha_core import charts, multi_head_attention
+from mha_core import minimal_pair as M
 from mha_core import pretrained as P
 from mha_core.errors import LabError
+from mha_core.markdown import escape
 from mha_core.ui import frame, render, state, t
 from mha_core.ui import real as R
 from mha_core.ui.i18n import bound_t, lang
@@ -25,7 +28,7 @@ def _use_example() -> None:
 
 
 # --- model and sentence ---
-st.text_input(t("real.model"), key="real_model", help=t("real.model_help"))
+st.text_input(t("real.model"), key="real_model", help=t("real.model_help", max=P.MAX_NAME_CHARS))
 st.caption(t("real.zh_note"))
 loaded = R.load(ss["real_model"])
 if loaded is None:
@@ -33,8 +36,8 @@ if loaded is None:
     loaded = R.load(P.PACKAGED)
     if loaded is None:
         st.stop()
-st.caption(t("real.model_line", source=loaded.label, arch=loaded.model_type, L=loaded.n_layers,
-             H=loaded.n_heads, d=loaded.d_model))
+st.caption(t("real.model_line", source=escape(P.shown_name(loaded.label)), arch=escape(loaded.model_type),
+             L=loaded.n_layers, H=loaded.n_heads, d=loaded.d_model))
 st.selectbox(t("real.example"), range(len(EXAMPLES)), index=None, key="real_example", on_change=_use_example,
              placeholder=t("real.example_placeholder"), format_func=lambda i: EXAMPLES[i].sentence)
 sentence = st.text_input(t("real.sentence"), key="real_sentence", max_chars=300)
@@ -46,7 +49,7 @@ except LabError as err:
 if r.dropped:
     st.info(t("real.truncated", max=P.MAX_REAL_TOKENS, dropped=r.dropped), icon=":material/content_cut:")
 labels = token_labels(r.tokens)
-st.markdown(t("real.tokens", n=r.n) + " " + " ".join(f"`{tok}`" for tok in r.tokens))
+st.markdown(t("real.tokens", n=r.n) + " " + " ".join(R.code_span(tok) for tok in r.tokens))
 stats = R.stats(loaded, r, sentence)
 key = (loaded.name, sentence, lang())
 
@@ -60,27 +63,27 @@ render.chart(lambda: R.model_view(r.attentions, labels, (t("real.layer"), t("rea
 st.subheader(t("real.types"))
 st.latex(r"\begin{aligned}\text{prev}&=\tfrac1{|I|}\textstyle\sum_{i\in I}A_{i,i-1}\\ "
          r"\text{next}&=\tfrac1{|I|}\textstyle\sum_{i\in I}A_{i,i+1}\\ "
+         r"\text{self}&=\tfrac1{|I|}\textstyle\sum_{i\in I}A_{i,i}\\ "
          r"\text{sink}&=\tfrac1{|I|}\textstyle\sum_{i\in I}\sum_{j\in S}A_{ij}\\ "
          r"\text{entropy}&=\tfrac1{|I|}\textstyle\sum_{i\in I}H(A_i)/\log n\\ "
          r"H(A_i)&=\textstyle-\sum_j A_{ij}\log A_{ij}\\ "
-         r"\text{coref}&=\textstyle\sum_{j\in\text{antecedent}}A_{p,j}\end{aligned}")
+         r"\text{to word}&=\textstyle\sum_{j\in w}A_{p,j}\end{aligned}")
 st.caption(t("real.types_help"))
 tb = bound_t()
-kind = st.selectbox(t("real.kind"), (*P.HEAD_TYPES, "coref"), key="real_kind",
+kind = st.selectbox(t("real.kind"), (*P.HEAD_TYPES, "pick"), key="real_kind",
                     format_func=lambda k: tb(f"real.kind_{k}"))
-if kind == "coref":
-    if ss.get("real_coref_for") != (loaded.name, sentence):
+if kind == "pick":
+    if ss.get("real_pick_for") != (loaded.name, sentence):  # an example opens on its pronoun → referent
         ex = next((e for e in EXAMPLES if e.sentence == sentence), None)
         pro = P.word_pieces(r.tokens, ex.pronoun) if ex else []
         ant = P.word_pieces(r.tokens, ex.antecedent) if ex else []
-        ss["real_pronoun"], ss["real_antecedent"] = (pro or [1])[0], (ant or [min(2, r.n - 1)])[0]
-        ss["real_coref_for"] = (loaded.name, sentence)
+        ss["real_pick_from"], ss["real_pick_to"] = (pro or [1])[0], (ant or [min(2, r.n - 1)])[0]
+        ss["real_pick_for"] = (loaded.name, sentence)
     c1, c2 = st.columns(2)
-    pronoun = c1.selectbox(t("real.pronoun"), range(r.n), key="real_pronoun", format_func=labels.__getitem__)
-    antecedent = c2.selectbox(t("real.antecedent"), range(r.n), key="real_antecedent",
-                              format_func=labels.__getitem__)
+    source = c1.selectbox(t("real.pick_from"), range(r.n), key="real_pick_from", format_func=labels.__getitem__)
+    target = c2.selectbox(t("real.pick_to"), range(r.n), key="real_pick_to", format_func=labels.__getitem__)
     try:
-        score = P.coref_scores(r.attentions, pronoun, P.word_span(r.tokens, antecedent))
+        score = P.word_scores(r.attentions, source, P.word_span(r.tokens, target))
     except LabError as err:
         render.show_error(err)
         score = None
@@ -92,7 +95,7 @@ if score is not None:
         st.caption(t("real.top_caption"))
         R.ranked_table(P.top_heads(score, 6), f"real_top_{kind}", t(f"real.kind_{kind}"))
     with right:
-        R.score_map(score, (*key, "score", kind, ss.get("real_pronoun"), ss.get("real_antecedent")),
+        R.score_map(score, (*key, "score", kind, ss.get("real_pick_from"), ss.get("real_pick_to")),
                     t("real.score_map", kind=t(f"real.kind_{kind}")), t("real.score"))
 
 # --- head view ---
@@ -107,10 +110,57 @@ render.chart(lambda: charts.heatmap(r.attentions[layer, head], labels, labels, d
                                     title=t("real.head_title", name=R.head_name(layer, head)),
                                     row_title=t("common.query"), col_title=t("common.key"),
                                     value_title=t("common.weight"), size=max(300, 22 * r.n)), *key, "head", layer, head)
-m = st.columns(4)
-for col, k, val in zip(m, ("previous", "next", "sink", "broad"), (stats.previous, stats.next, stats.sink,
-                                                                    stats.entropy), strict=True):
-    col.metric(t(f"real.kind_{k}"), f"{val[layer, head]:.2f}")
+m = st.columns(5)
+for col, k in zip(m, ("previous", "next", "self", "sink", "broad"), strict=True):
+    col.metric(t(f"real.kind_{k}"), f"{stats.score(k)[layer, head]:.2f}")
+lab = P.head_label(stats, layer, head)
+st.markdown(t("real.label_line", head=R.head_name(layer, head), kind=t(f"real.kind_{lab.kind}"),
+              value=lab.value, share=P.LABEL_SHARE, entropy=P.BROAD_ENTROPY))
+
+# --- a minimal pair: does the head follow what "it" means? ---
+st.subheader(t("real.pair_title"))
+st.markdown(t("real.pair_explain"))
+pair_i = st.radio(t("real.pair_pick"), range(len(M.PAIRS)), key=R.PAIR_KEY, horizontal=True,
+                  format_func=lambda i: " / ".join(M.PAIRS[i].changed))
+pair = M.PAIRS[pair_i]
+try:
+    sides = R.pair_sides(loaded, pair_i)
+except LabError as err:
+    render.show_error(err)
+    sides = None
+if sides is not None:
+    R.default_pair_head(loaded, pair_i, sides)
+    c1, c2 = st.columns(2)
+    p_layer = c1.selectbox(t("real.layer"), range(loaded.n_layers), key=R.PAIR_LAYER_KEY,
+                           format_func=lambda i: f"L{i}")
+    p_head = c2.selectbox(t("real.head"), range(loaded.n_heads), key=R.PAIR_HEAD_KEY, format_func=lambda i: f"H{i}")
+    cmp = M.compare(sides, p_layer, p_head)
+    for col, sd, i in zip(st.columns(2), sides, range(2), strict=True):
+        with col:
+            st.markdown(f"**{t('real.pair_sentence', k=i + 1)}** {sd.sentence}")
+            st.caption(t("real.pair_means", pronoun=pair.pronoun, noun=pair.nouns[sd.referent]))
+            render.chart(lambda sd=sd: M.row_chart(sd, p_layer, p_head, token_labels(sd.tokens),
+                                                   title=t("real.pair_chart", head=R.head_name(p_layer, p_head),
+                                                           pronoun=pair.pronoun),
+                                                   value_title=t("common.weight")),
+                         loaded.name, pair_i, i, p_layer, p_head, lang(), "pair")
+            for noun, w in zip(pair.nouns, cmp.weights[i], strict=True):
+                st.metric(t("real.pair_weight", pronoun=pair.pronoun, noun=noun), f"{w:.2f}")
+    nouns = [pair.nouns[k] for k in cmp.preferred]
+    st.info(t(f"real.pair_verdict_{cmp.verdict}", head=R.head_name(p_layer, p_head), pronoun=pair.pronoun,
+              noun0=nouns[0], noun1=nouns[1], a=cmp.weights[0, cmp.preferred[0]], b=cmp.weights[1, cmp.preferred[1]],
+              ref0=pair.nouns[sides[0].referent], ref1=pair.nouns[sides[1].referent]),
+            icon=":material/compare_arrows:")
+    cen = R.pair_census(loaded, pair_i, sides)
+    st.markdown(t("real.pair_census", total=cen.total, subject=cen.counts["subject"], same=cen.counts["same"],
+                  follows=cen.counts["follows"], against=cen.counts["against"], noun0=pair.nouns[0],
+                  noun1=pair.nouns[1], pronoun=pair.pronoun))
+    if cen.counts["follows"]:
+        st.markdown(t("real.pair_follows_best", w=cen.follows_best, pronoun=pair.pronoun))
+    unknown, pieces = R.unknown_tokens(loaded, P.ZH_EXAMPLES[0].sentence)
+    if unknown:
+        st.caption(t("real.pair_english_only", sentence=P.ZH_EXAMPLES[0].sentence, unk=unknown, n=pieces))
+st.markdown(t("real.pair_reading"))
 
 # --- the core, on the model's own weights ---
 st.subheader(t("real.core_title"))
@@ -152,5 +202,6 @@ if loaded.bert_like:
     st.caption(t("real.importance_help"))
 else:
     render.show_error(LabError("arch_unsupported", "", arch=loaded.model_type))
-state.remember("real_model", "real_sentence", "real_kind", "real_layer", "real_head", "real_check_layer", "real_off")
+state.remember("real_model", "real_sentence", "real_kind", "real_layer", "real_head", R.PAIR_KEY, R.PAIR_LAYER_KEY,
+               R.PAIR_HEAD_KEY, "real_check_layer", "real_off")
 render.next_steps("quiz")

@@ -4,12 +4,15 @@ head ablation is what it claims, and models that cannot be had give a clear LabE
 from __future__ import annotations
 
 import json
+import os
+import pathlib
 import socket
 import time
 
 import numpy as np
 import pytest
 
+from mha_core import minimal_pair as M
 from mha_core import multi_head_attention
 from mha_core import pretrained as P
 from mha_core.errors import LabError
@@ -79,6 +82,63 @@ def test_directory_that_is_not_a_model(tmp_path, no_network):
     assert err.value.key == "not_a_model"
 
 
+# --- names are checked before they touch the file system (issue 14, broken item 4) ---
+
+@pytest.fixture
+def no_file_system(monkeypatch):
+    """Any look at the file system fails the test: a bad name must be refused before it gets there."""
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the name reached the file system")
+    for name in ("exists", "is_dir", "is_file", "stat", "expanduser"):
+        monkeypatch.setattr(pathlib.Path, name, refuse)
+    monkeypatch.setattr(os, "stat", refuse)
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    ("m" * 256, "model_name_long"),                     # was OSError: File name too long
+    ("org/" + "m" * 250, "model_name_long"),
+    ("../../etc", "model_path_up"),
+    ("models/../../../etc/passwd", "model_path_up"),
+    ("..", "model_path_up"),
+    ("/tmp/" + "汉" * 100, "model_path_part_long"),     # 300 bytes in one folder name, under the character cap
+    ("bert\x00base", "model_name_chars"),
+    ("bert\u202ebase", "model_name_chars"),           # a bidi override
+    ("![i](http://127.0.0.1:9/x.png)", "model_name_url"),
+    ("![i](x.png)", "model_name_invalid"),
+    ("**bold** <b>x</b>", "model_name_invalid"),
+    ("foo--bar", "model_name_invalid"),
+])
+def test_bad_names_are_refused_before_the_file_system(name, key, no_file_system, no_network):
+    with pytest.raises(LabError) as err:
+        P.resolve(name)
+    assert err.value.key == key
+    shown = err.value.params.get("name", "")
+    assert len(shown) <= P.SHOWN_NAME_CHARS and "\x00" not in shown
+
+
+@pytest.mark.parametrize("name", ["bert-base-uncased", "sentence-transformers/all-MiniLM-L6-v2", "gpt2", "a/b",
+                                  "Foo-BAR_foo.bar123", P.PACKAGED, ""])
+def test_good_names_pass_the_check_unchanged(name):
+    assert P.check_name(f"  {name} ") == name
+
+
+def test_hub_ids_agree_with_huggingface_hub():
+    """Every name the lab takes for a hub id, huggingface_hub takes too (an independent implementation)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    names = ["bert-base-uncased", "org/name", "a", "a/b", "-a", "a-", ".a", "a.", "a--b", "a..b", "x.git", "a/b/c",
+             "a b", "a_b.c-d", "x" * 96, "x" * 97, "o/" + "x" * 96, "é", "a/", "/a", "![i](x.png)"]
+    for name in names:
+        try:
+            validate_repo_id(name)
+            theirs = True
+        except HFValidationError:
+            theirs = False
+        if P.is_hub_id(name):
+            assert theirs, name
+    assert P.is_hub_id("x" * 96) and not P.is_hub_id("x" * 97) and not P.is_hub_id("a/b/c")
+
+
 # --- running and head types ---
 
 def test_run_shapes_tokens_and_rows_that_sum_to_one(model):
@@ -120,13 +180,34 @@ def test_head_stats_on_hand_made_heads():
     sink = np.zeros((n, n))
     sink[:, 0] = 1
     uniform = np.full((n, n), 1 / n)
-    s = P.head_stats(np.stack([prev, nxt, sink, uniform])[None], special, np.zeros(n, bool))
-    np.testing.assert_allclose(s.previous[0], [1, 0, 1 / 3, 0.2], atol=1e-12)  # row 1 → [CLS] is also "previous"
-    np.testing.assert_allclose(s.next[0], [0, 1, 0, 0.2], atol=1e-12)
-    np.testing.assert_allclose(s.sink[0], [1 / 3, 1 / 3, 1, 0.4], atol=1e-12)
-    np.testing.assert_allclose(s.entropy[0], [0, 0, 0, 1], atol=1e-9)
+    own = np.eye(n)
+    mixed = 0.4 * np.eye(n) + 0.3 * np.eye(n, k=1) + 0.3 * np.eye(n, k=-1)
+    mixed[0, 0], mixed[-1, -1] = 1, 1
+    s = P.head_stats(np.stack([prev, nxt, sink, uniform, own, mixed])[None], special, np.zeros(n, bool))
+    np.testing.assert_allclose(s.previous[0, :5], [1, 0, 1 / 3, 0.2, 0], atol=1e-12)  # row 1 → [CLS] is "previous"
+    np.testing.assert_allclose(s.next[0, :5], [0, 1, 0, 0.2, 0], atol=1e-12)
+    np.testing.assert_allclose(s.own[0, :5], [0, 0, 0, 0.2, 1], atol=1e-12)
+    np.testing.assert_allclose(s.sink[0, :5], [1 / 3, 1 / 3, 1, 0.4, 0], atol=1e-12)
+    np.testing.assert_allclose(s.entropy[0, :5], [0, 0, 0, 1, 0], atol=1e-9)
     assert [(h.layer, h.head) for h in P.top_heads(s.score("focused"), 3)] == [(0, 0), (0, 1), (0, 2)]
     assert P.top_heads(s.score("broad"), 1)[0].head == 3
+    labels = [P.head_label(s, 0, h) for h in range(6)]
+    assert [lab.kind for lab in labels] == ["previous", "next", "sink", "broad", "self", "mixed"]
+    assert labels[2].value == pytest.approx(1.0) and labels[5].value == pytest.approx(0.4)
+
+
+def test_every_label_names_a_measured_pattern(model):
+    """A label is one of the measured patterns (or "mixed"), and its value is that pattern's measurement."""
+    r = P.run(model, P.EXAMPLES[0].sentence)
+    s = P.head_stats(r.attentions, r.special, r.punct)
+    for layer in range(model.n_layers):
+        for head in range(model.n_heads):
+            lab = P.head_label(s, layer, head)
+            assert lab.kind in (*P.HEAD_TYPES, "mixed") and lab.kind not in ("focused",)
+            if lab.kind == "mixed":
+                assert lab.value < P.LABEL_SHARE and s.entropy[layer, head] < P.BROAD_ENTROPY
+            else:
+                assert lab.value == pytest.approx(s.score(lab.kind)[layer, head])
 
 
 def test_word_pieces_and_spans():
@@ -137,17 +218,80 @@ def test_word_pieces_and_spans():
     assert P.word_span(tokens, 2) == [2, 3, 4] and P.word_span(tokens, 5) == [5]
 
 
-def test_coreference_probe_ranks_heads_by_pronoun_to_antecedent(model):
+def test_token_to_word_probe_ranks_heads(model):
     ex = P.EXAMPLES[0]
     r = P.run(model, ex.sentence)
     p, a = P.word_pieces(r.tokens, ex.pronoun), P.word_pieces(r.tokens, ex.antecedent)
     assert p and a
-    score = P.coref_scores(r.attentions, p[0], a)
+    score = P.word_scores(r.attentions, p[0], a)
     assert score.shape == (6, 12) and np.all((score >= 0) & (score <= 1))
     best = P.top_heads(score, 1)[0]
     assert best.score == pytest.approx(r.attentions[best.layer, best.head, p[0], a].sum())
-    with pytest.raises(LabError):
-        P.coref_scores(r.attentions, p[0], [p[0]])
+    with pytest.raises(LabError) as err:
+        P.word_scores(r.attentions, p[0], [p[0]])
+    assert err.value.key == "pick_distinct"
+
+
+# --- the minimal pair (issue 13, item 2) ---
+
+def _sides(model: P.Loaded, pair: M.MinimalPair) -> tuple[M.PairSide, M.PairSide]:
+    runs = [P.run(model, s) for s in pair.sentences]
+    return tuple(M.side(r.attentions, r.tokens, pair, i) for i, r in enumerate(runs))
+
+
+@pytest.mark.parametrize("pair", M.PAIRS, ids=lambda p: "/".join(p.changed))
+def test_the_most_coreference_like_head_attends_to_the_subject_in_both_sentences(model, pair):
+    """The head a one-sentence probe would call a coreference head keeps "it" on the subject noun when one word
+    changes what "it" means: it is labelled by that (subject), not as a coreference head."""
+    sides = _sides(model, pair)
+    assert [s.tokens[s.pronoun] for s in sides] == ["it", "it"]
+    layer, head = M.most_referent_like(sides)
+    ref0 = sides[0].to_nouns[..., sides[0].referent]
+    assert ref0[layer, head] == ref0.max()
+    cmp = M.compare(sides, layer, head)
+    for i, s in enumerate(sides):  # the weights are the model's own attention, summed over each noun's pieces
+        for k, noun in enumerate(pair.nouns):
+            pieces = P.word_pieces(s.tokens, noun)
+            attn = P.run(model, pair.sentences[i]).attentions
+            assert cmp.weights[i, k] == pytest.approx(attn[layer, head, s.pronoun, pieces].sum())
+    print(f"{'/'.join(pair.changed)}: L{layer}·H{head} weights {cmp.weights.round(3).tolist()} → {cmp.verdict}")
+    assert cmp.preferred == (0, 0) and cmp.verdict == "subject"
+    assert pair.referents == (0, 1)  # "it" means a different noun in the second sentence: the head did not move
+    assert cmp.weights[1, 0] > cmp.weights[1, 1]
+
+
+def test_verdicts_name_what_was_measured():
+    assert M.verdict_of((0, 0), (0, 1)) == "subject"
+    assert M.verdict_of((1, 1), (0, 1)) == "same"
+    assert M.verdict_of((0, 1), (0, 1)) == "follows"
+    assert M.verdict_of((1, 0), (0, 1)) == "against"
+
+
+def test_census_counts_every_head_like_a_direct_count(model):
+    pair = M.PAIRS[0]
+    sides = _sides(model, pair)
+    c = M.census(sides)
+    assert c.total == model.n_layers * model.n_heads == sum(c.counts.values())
+    a, b = sides[0].to_nouns, sides[1].to_nouns   # (L, H, 2): an independent, vectorised count
+    follows = (a[..., 0] > a[..., 1]) & (b[..., 1] > b[..., 0])
+    subject = (a[..., 0] > a[..., 1]) & (b[..., 0] > b[..., 1])
+    assert c.counts["follows"] == follows.sum() and c.counts["subject"] == subject.sum()
+    best = np.minimum(a[..., 0], b[..., 1])[follows].max() if follows.any() else 0.0
+    assert c.follows_best == pytest.approx(best)
+
+
+def test_a_pair_whose_words_the_tokenizer_lost_is_a_lab_error():
+    tokens = ("[CLS]", "the", "anim", "##al", "[SEP]")
+    with pytest.raises(LabError) as err:
+        M.side(np.zeros((1, 1, 5, 5)), tokens, M.PAIRS[0], 0)
+    assert err.value.key == "pair_words_missing"
+
+
+def test_the_packaged_model_does_not_know_chinese(model):
+    unknown, pieces = P.unknown_tokens(model, P.ZH_EXAMPLES[0].sentence)
+    tokens = model.tokenizer.tokenize(P.ZH_EXAMPLES[0].sentence)
+    assert pieces == len(tokens) and unknown == tokens.count("[UNK]") and unknown > pieces / 2
+    assert P.unknown_tokens(model, P.EXAMPLES[0].sentence)[0] == 0
 
 
 # --- the core against the model ---

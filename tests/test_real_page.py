@@ -6,12 +6,21 @@ import json
 import re
 
 import pytest
+from markdown_it import MarkdownIt
 
 from apphelpers import open_page, shown_text
+from mha_core import minimal_pair as M
 from mha_core import pretrained as P
 from mha_core.i18n import LANGS, translate
+from mha_core.markdown import escape
 
 PAGE = "pages/real.py"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _imported() -> None:
+    """Import torch and transformers once, outside the first page run's AppTest timeout (a busy CI machine)."""
+    P.load(P.PACKAGED)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -24,6 +33,15 @@ def test_page_renders_translated_and_passes_the_layer_check(lang):
     assert at.title[0].value == translate(lang, "real.title")
     assert translate(lang, "real.model_view") in text and translate(lang, "real.head_view") in text
     assert at.success[0].value.startswith(translate(lang, "real.all_pass", L=6, worst="", tol="")[:8])
+
+
+def test_the_model_line_shows_the_source_as_plain_text_without_code_in_a_caption():
+    """A code span inside a (faded) caption was the page's one low-contrast text; the source is escaped instead."""
+    at = open_page(PAGE, "en")
+    line = next(c.value for c in at.caption if c.value.startswith(translate("en", "real.model_line", source="",
+                                                                           arch="", L="", H="", d="")[:6]))
+    html = MarkdownIt("commonmark").render(line)
+    assert f"Loaded from {P.PACKAGED} · bert · 6 layers × 12 heads" in html and "<code>" not in html
 
 
 def test_a_typed_sentence_changes_the_view():
@@ -48,7 +66,7 @@ def test_unknown_model_id_says_so_and_the_page_stays_usable(lang):
     name = "no-such-org/no-such-model-for-mha-lab"
     at.text_input(key="real_model").set_value(name).run()
     assert not at.exception
-    assert [e.value for e in at.error] == [translate(lang, "errors.model_not_found", name=name)]
+    assert [e.value for e in at.error] == [translate(lang, "errors.model_not_found", name=escape(name))]
     assert translate(lang, "real.fallback", name=P.PACKAGED) in shown_text(at)
     at.text_input(key="real_sentence").set_value("Rain fell on the roof.").run()
     assert not at.exception and "`roof`" in shown_text(at)
@@ -58,7 +76,7 @@ def test_missing_directory_says_so():
     at = open_page(PAGE, "en")
     at.text_input(key="real_model").set_value("/no/such/model/folder").run()
     assert not at.exception
-    assert at.error[0].value == translate("en", "errors.model_dir_missing", name="/no/such/model/folder")
+    assert at.error[0].value == translate("en", "errors.model_dir_missing", name=escape("/no/such/model/folder"))
 
 
 def test_switching_a_head_off_moves_the_sentence_and_the_head_view_follows():
@@ -74,10 +92,81 @@ def test_switching_a_head_off_moves_the_sentence_and_the_head_view_follows():
     assert translate("en", "real.head_title", name="L3·H5") in titles, titles
 
 
-def test_coreference_probe_picks_the_example_pronoun():
+def test_token_to_word_probe_opens_on_the_example_pronoun():
     at = open_page(PAGE, "zh")
-    at.selectbox(key="real_kind").set_value("coref").run()
+    at.selectbox(key="real_kind").set_value("pick").run()
     assert not at.exception and not at.error
-    tokens = at.selectbox(key="real_pronoun").options
-    assert tokens[at.selectbox(key="real_pronoun").index].endswith(" it")
-    assert tokens[at.selectbox(key="real_antecedent").index].endswith(" animal")
+    tokens = at.selectbox(key="real_pick_from").options
+    assert tokens[at.selectbox(key="real_pick_from").index].endswith(" it")
+    assert tokens[at.selectbox(key="real_pick_to").index].endswith(" animal")
+    assert "coref" not in " ".join(at.selectbox(key="real_kind").options).lower()
+
+
+# --- the minimal pair (issue 13, item 2) ---
+
+def _pair_columns(at, pair: M.MinimalPair) -> tuple[int, int]:
+    """Indices of two adjacent columns that show sentence 1 and sentence 2 of the pair."""
+    texts = ["\n".join(m.value for m in col.markdown) for col in at.columns]
+    for i in range(len(texts) - 1):
+        if pair.sentences[0] in texts[i] and pair.sentences[1] in texts[i + 1]:
+            return i, i + 1
+    raise AssertionError(f"the two sentences are not side by side: {texts}")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_minimal_pair_shows_both_sentences_side_by_side(lang):
+    at = open_page(PAGE, lang)
+    assert not at.exception and not at.error
+    pair = M.PAIRS[0]
+    left, right = _pair_columns(at, pair)
+    for col, i in ((left, 0), (right, 1)):
+        noun = pair.nouns[pair.referents[i]]
+        assert translate(lang, "real.pair_means", pronoun="it", noun=noun) in [c.value for c in at.columns[col].caption]
+        labels = [m.label for m in at.columns[col].metric]
+        assert labels == [translate(lang, "real.pair_weight", pronoun="it", noun=n) for n in pair.nouns]
+    layer, head = at.selectbox(key="real_pair_layer").value, at.selectbox(key="real_pair_head").value
+    verdict = translate(lang, "real.pair_verdict_subject", head=f"L{layer}·H{head}", pronoun="it", noun0="animal",
+                        noun1="animal", a=0, b=0, ref0="animal", ref1="street")
+    assert any(i.value.startswith(verdict[:20]) for i in at.info), [i.value for i in at.info]
+    text = shown_text(at)
+    assert translate(lang, "real.pair_reading") in text
+    unknown, pieces = P.unknown_tokens(P.load(P.PACKAGED), P.ZH_EXAMPLES[0].sentence)
+    assert translate(lang, "real.pair_english_only", sentence=P.ZH_EXAMPLES[0].sentence, unk=unknown, n=pieces) in text
+
+
+def test_the_other_pair_and_another_head():
+    at = open_page(PAGE, "en")
+    at.radio(key="real_pair").set_value(1).run()
+    assert not at.exception
+    _pair_columns(at, M.PAIRS[1])
+    at.selectbox(key="real_pair_layer").set_value(0).run()
+    at.selectbox(key="real_pair_head").set_value(0).run()
+    assert not at.exception
+    titles = [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")]
+    assert titles.count(translate("en", "real.pair_chart", head="L0·H0", pronoun="it")) == 2, titles
+
+
+# --- names (issue 14) ---
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_256_character_model_name_is_a_message_not_a_crash(lang):
+    at = open_page(PAGE, lang)
+    at.text_input(key="real_model").set_value("m" * 256).run()
+    assert not at.exception, at.exception
+    assert at.error[0].value == translate(lang, "errors.model_name_long", max=P.MAX_NAME_CHARS, n=256)
+    assert translate(lang, "real.fallback", name=P.PACKAGED) in shown_text(at)
+
+
+def test_a_markdown_model_name_is_escaped_and_renders_no_image():
+    at = open_page(PAGE, "en")
+    name = "![i](http://127.0.0.1:9/x.png)"
+    at.text_input(key="real_model").set_value(name).run()
+    assert not at.exception
+    body = at.error[0].proto.body
+    assert "\\!\\[i\\]\\(http" in body and "![i](" not in body
+    html = MarkdownIt("commonmark").render(body)
+    assert "<img" not in html and "<a " not in html and "x.png" in html
+    for other in ("![i](x.png)", "**bold**"):
+        at.text_input(key="real_model").set_value(other).run()
+        html = MarkdownIt("commonmark").render(at.error[0].proto.body)
+        assert "<img" not in html and "<strong>" not in html and "<em>" not in html

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from mha_core import charts
+from mha_core import minimal_pair as M
 from mha_core import pretrained as P
 from mha_core.errors import LabError
+from mha_core.markdown import escape
 from mha_core.ui import render
 from mha_core.ui.i18n import t
 
 LAYER_KEY, HEAD_KEY = "real_layer", "real_head"
+PAIR_KEY, PAIR_LAYER_KEY, PAIR_HEAD_KEY = "real_pair", "real_pair_layer", "real_pair_head"
+PAIR_FOR_KEY = "real_pair_for"   # (model, pair) the pair's head selectors were last set for
 
 
 @st.cache_resource(max_entries=3, show_spinner=False)
@@ -22,10 +28,14 @@ def _load(name: str) -> P.Loaded:
 
 
 def load(name: str) -> P.Loaded | None:
-    """The model the student named (cached; spinner on first load), or None after showing why not."""
+    """The model the student named (cached; spinner on first load), or None after showing why not.
+
+    The name is checked before anything touches the file system, and escaped wherever it lands in markdown.
+    """
     try:
-        with st.spinner(t("real.loading", name=name or P.PACKAGED), show_time=True):
-            return _load(name.strip())
+        name = P.check_name(name)
+        with st.spinner(t("real.loading", name=escape(P.shown_name(name or P.PACKAGED))), show_time=True):
+            return _load(name)
     except LabError as err:
         render.show_error(err)
         return None
@@ -79,6 +89,54 @@ def _ablate(_loaded: P.Loaded, _base: P.Run, name: str, sentence: str, off: tupl
 def ablate(loaded: P.Loaded, base: P.Run, sentence: str, off: list[tuple[int, int]]) -> float:
     """Cosine similarity with these heads off (cached)."""
     return _ablate(loaded, base, loaded.name, sentence, tuple(sorted(off)))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _pair_sides(_loaded: P.Loaded, name: str, index: int) -> tuple[M.PairSide, M.PairSide]:
+    pair = M.PAIRS[index]
+    runs = [run(_loaded, s) for s in pair.sentences]
+    return tuple(M.side(r.attentions, r.tokens, pair, i) for i, r in enumerate(runs))  # type: ignore[return-value]
+
+
+def pair_sides(loaded: P.Loaded, index: int) -> tuple[M.PairSide, M.PairSide]:
+    """Both sentences of minimal pair ``index`` through the model (cached); LabError if its words are missing."""
+    return _pair_sides(loaded, loaded.name, index)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _pair_census(_sides: tuple[M.PairSide, M.PairSide], name: str, index: int) -> M.PairCensus:
+    return M.census(_sides)
+
+
+def pair_census(loaded: P.Loaded, index: int, sides: tuple[M.PairSide, M.PairSide]) -> M.PairCensus:
+    """Every head's verdict on the pair, counted (cached)."""
+    return _pair_census(sides, loaded.name, index)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _unknown_tokens(_loaded: P.Loaded, name: str, sentence: str) -> tuple[int, int]:
+    return P.unknown_tokens(_loaded, sentence)
+
+
+def unknown_tokens(loaded: P.Loaded, sentence: str) -> tuple[int, int]:
+    """(unknown pieces, pieces) of a sentence for this model's vocabulary (cached)."""
+    return _unknown_tokens(loaded, loaded.name, sentence)
+
+
+def default_pair_head(loaded: P.Loaded, index: int, sides: tuple[M.PairSide, M.PairSide]) -> None:
+    """On a new model or pair, open the head that looks most like a coreference head on the first sentence."""
+    ss = st.session_state
+    if ss.get(PAIR_FOR_KEY) != (loaded.name, index):
+        ss[PAIR_LAYER_KEY], ss[PAIR_HEAD_KEY] = M.most_referent_like(sides)
+        ss[PAIR_FOR_KEY] = (loaded.name, index)
+
+
+def code_span(text: str) -> str:
+    """``text`` as inline code even when it holds backticks (CommonMark: a longer fence, padded with spaces)."""
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall("`+", text)) + 1)
+    return f"{fence} {text} {fence}"
 
 
 def head_name(layer: int, head: int) -> str:
