@@ -159,19 +159,37 @@ with tabs[3]:
         except LabError as err:
             render.show_error(err)
             st.stop()
-        st.markdown(t("heads.count_intro", d_model=res.d_model, steps=res.steps, seeds=len(res.seeds),
-                      heads=", ".join(map(str, res.heads))))
+        stats, enough = res.stats(), res.first_within()
+        names = [ui.register_name(r) for r in range(res.n_registers)]
+        st.markdown(t("heads.count_intro", registers=res.n_registers, names=", ".join(names), top=res.n_values - 1,
+                      answers=res.n_values ** res.n_registers, chance=res.chance, d_model=res.d_model,
+                      params=f"{res.runs[0].n_params:,}", steps=res.steps, batch=res.batch, seeds=len(res.seeds),
+                      heads=", ".join(map(str, res.heads)), held_out=res.held_out))
+        st.code("  ".join(ui.register_example()), language=None, wrap_lines=True)
+        st.caption(t("heads.count_example"))
         render.chart(lambda: toy_charts.heads_accuracy(
             [r.n_heads for r in res.runs], [r.d_head for r in res.runs], [r.seed for r in res.runs],
-            [r.accuracy for r in res.runs], x_title=t("heads.h_axis"), y_title=t("heads.accuracy"),
+            [r.accuracy for r in res.runs], x_title=t("heads.h_axis"), y_title=t("heads.count_accuracy"),
             seed_title=t("heads.t_seed")), "heads.count", lang())
-        best = max(res.mean_accuracy, key=res.mean_accuracy.get)
-        worst = min(res.mean_accuracy, key=res.mean_accuracy.get)
         st.markdown(t("heads.count_table", rows="\n".join(
-            f"| {h} | {res.d_model // h} | {acc:.1%} |" for h, acc in res.mean_accuracy.items())))
-        st.markdown(t("heads.count_reading", best=best, best_acc=res.mean_accuracy[best], worst=worst,
-                      worst_acc=res.mean_accuracy[worst], d_head=res.d_model // worst))
-        st.caption(t("heads.count_command", torch=res.torch_version, machine=res.machine))
+            f"| {h} | {s.d_head} | {s.mean:.1%} | {100 * s.std:.1f} | {s.low:.1%} – {s.high:.1%} |"
+            for h, s in stats.items())))
+        one, two, last = stats[res.heads[0]], stats[res.heads[1]], stats[res.heads[-1]]
+        weights = ui.register_weights(res, seed=res.seeds[0])
+        st.markdown(t("heads.count_reading", one=one.mean, one_lo=one.low, one_hi=one.high, two=two.mean,
+                      chance=res.chance, enough=enough, enough_dh=stats[enough].d_head, enough_acc=stats[enough].mean,
+                      registers=res.n_registers, last=last.n_heads, last_dh=last.d_head, last_acc=last.mean,
+                      seed=res.seeds[0], values=res.n_values, one_w=float(weights[res.heads[0]].max())))
+        st.subheader(t("heads.count_heads_title"))
+        shown = tuple(dict.fromkeys((res.heads[0], res.heads[1], enough)))  # one head, two heads, enough heads
+        for col, h in zip(st.columns(len(shown)), shown, strict=True):
+            with col:
+                render.chart(lambda h=h: toy_charts.importance_matrix(
+                    weights[h], [f"H{i}" for i in range(h)], names, title=t("heads.count_heads_h", h=h,
+                                                                           d_head=res.d_model // h),
+                    value_title=t("heads.count_weight"), height=40 + 28 * h), "heads.count_w", h, lang())
+        st.caption(t("heads.count_heads_caption", seed=res.seeds[0]))
+        st.caption(t("heads.count_command", torch=res.torch_version, machine=res.machine, seconds=res.seconds))
         st.code(res.command, language="bash")
 
 state.remember("heads_tab", ui.SEQ_KEY, "heads_src", "heads_t_dm", "heads_t_h", "heads_t_layers", "heads_t_steps",

@@ -26,6 +26,7 @@ from mha_core.toy.evaluate import (
 )
 from mha_core.toy.experiment import COMMAND, HeadsResult, RunResult
 from mha_core.toy.model import ToyConfig, ToyTransformer
+from mha_core.toy.registers import DEFAULT_TASK, RegisterTask, example_steps
 from mha_core.toy.scores import (
     HeadScores,
     ScoreTable,
@@ -45,7 +46,7 @@ __all__ = [
     "MIN_D_HEAD", "EVERY", "PRUNE_TOLERANCE", "HEADS_RESULT", "symbol", "parse_sequence", "format_sequence",
     "generate_sequence", "repeated", "copyable", "position_labels", "sequence_scores", "SequenceReport",
     "sequence_report", "head_choices", "TrainSettings", "ProgressPoint", "Snapshot", "TrainRun", "snapshot_steps",
-    "train_run", "removable", "load_heads_result",
+    "train_run", "removable", "load_heads_result", "register_example",
 ]
 
 SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ#@"  # id i is drawn as SYMBOLS[i]
@@ -275,6 +276,11 @@ def removable(curve: PruningCurve, tolerance: float = PRUNE_TOLERANCE) -> int:
     return k
 
 
+def register_example(seed: int = 0, task: RegisterTask = DEFAULT_TASK) -> list[str]:
+    """The "How many heads?" task's example sequence (the page's data stream), each asked ``?`` with its answer."""
+    return example_steps(data_rng(seed, PAGE_STREAM), task)
+
+
 def load_heads_result(path: Path = HEADS_RESULT) -> HeadsResult:
     """The shipped heads-vs-accuracy sweep (written by ``python -m mha_core.toy experiment``)."""
     path = Path(path)
@@ -284,9 +290,9 @@ def load_heads_result(path: Path = HEADS_RESULT) -> HeadsResult:
     d = json.loads(path.read_text(encoding="utf-8"))
     names = {f.name for f in fields(RunResult)}
     runs = tuple(RunResult(**{k: v for k, v in r.items() if k in names}) for r in d["runs"])
+    optional = {f.name for f in fields(HeadsResult)} - {"runs", "heads", "seeds", "mean_accuracy"}
     return HeadsResult(
-        command=d["command"], d_model=d["d_model"], heads=tuple(d["heads"]), seeds=tuple(d["seeds"]),
-        steps=d["steps"], batch=d["batch"], lr=d["lr"], runs=runs,
+        heads=tuple(d["heads"]), seeds=tuple(d["seeds"]), runs=runs,
         mean_accuracy={int(k): float(v) for k, v in d["mean_accuracy"].items()},
-        torch_version=d["torch_version"], machine=d["machine"],
+        **{k: v for k, v in d.items() if k in optional},
     )

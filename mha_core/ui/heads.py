@@ -34,6 +34,7 @@ from mha_core.toy import (
     score_model,
 )
 from mha_core.toy.experiment import HeadsResult
+from mha_core.toy.registers import REGISTER_NAMES
 from mha_core.toy.scores import INDUCTION_MIN, PREVIOUS_TOKEN_MIN, induction_keys
 from mha_core.ui import render
 from mha_core.ui.i18n import lang, t
@@ -91,6 +92,23 @@ def ablated(off: tuple[tuple[int, int], ...]) -> RepeatMetrics:
 def heads_result() -> HeadsResult:
     """The shipped heads-vs-accuracy sweep."""
     return lab.load_heads_result()
+
+
+@st.cache_data(show_spinner=False)
+def register_example() -> list[str]:
+    """The example sequence of the "How many heads?" task, each asked ``?`` with its answer."""
+    return lab.register_example(0)
+
+
+def register_name(r: int) -> str:
+    """Register ``r`` as the example writes it (a, b, c, ...)."""
+    return REGISTER_NAMES[r]
+
+
+def register_weights(res: HeadsResult, seed: int) -> dict[int, np.ndarray]:
+    """h -> (h, registers) mean attention weight of each head on each register's latest assignment (one seed)."""
+    return {r.n_heads: np.asarray(r.register_weight, dtype=float) for r in res.runs
+            if r.seed == seed and r.register_weight is not None}
 
 
 # --- training runs, cached by settings -------------------------------------------------------------
