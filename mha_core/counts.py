@@ -335,3 +335,88 @@ def flops_curve(shape: ModelShape, seq_lens: list[int]) -> list[FlopsPoint]:
         f = shape.layer_flops(seq_len=n).per_token()
         out.append(FlopsPoint(n, f.projections, f.attention))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole model: attention plus everything around it, to set the KV cache against the weights.
+
+
+@dataclass(frozen=True)
+class Body:
+    """What a model has besides its self-attention, from its published config (for the whole-model count).
+
+    Every layer has attention, a feed-forward block and ``norms_per_layer`` normalisations; an encoder–decoder
+    adds ``decoder_layers`` layers with a second (cross-)attention and one more norm each.
+    """
+
+    vocab: int
+    d_ff: int
+    gated_ffn: bool = False       # SwiGLU (Llama, Mistral): three d_model × d_ff matrices instead of two
+    ffn_bias: bool = False
+    norm_bias: bool = True        # LayerNorm: a gain and a bias per feature; RMSNorm (Llama): a gain only
+    norms_per_layer: int = 2      # Falcon-7B's parallel attention/FFN block has one
+    final_norm: bool = False      # one more norm after the last layer (GPT-2, Llama, ...)
+    positions: int = 0            # learned position embeddings (GPT-2, BERT); 0 for sinusoidal or rotary
+    tied_output: bool = True      # the output layer reuses the token embedding matrix
+    decoder_layers: int = 0       # encoder–decoder: decoder layers (self- and cross-attention)
+    extra: int = 0                # parameters outside this scheme, named where the preset is defined
+
+    def ffn_params(self, d_model: int) -> int:
+        """One feed-forward block: d_model → d_ff → d_model (SwiGLU: two matrices in, one out)."""
+        weights = (3 if self.gated_ffn else 2) * d_model * self.d_ff
+        return weights + ((self.d_ff + d_model) if self.ffn_bias else 0)
+
+    def norm_params(self, d_model: int) -> int:
+        """One LayerNorm (gain and bias) or RMSNorm (gain)."""
+        return d_model * (2 if self.norm_bias else 1)
+
+
+def model_params(shape: ModelShape, body: Body) -> int:
+    """All parameters of a model: attention, FFN and norms of every layer, embeddings, output layer, extras.
+
+    Parameters shared between places (tied embeddings) are counted once, as ``torch``'s ``parameters()`` does.
+    """
+    attn, ffn, norm = shape.layer_params()["total"], body.ffn_params(shape.d_model), body.norm_params(shape.d_model)
+    layers = shape.n_layers * (attn + ffn + body.norms_per_layer * norm)
+    decoder = body.decoder_layers * (2 * attn + ffn + (body.norms_per_layer + 1) * norm)
+    embeddings = (body.vocab + body.positions) * shape.d_model
+    output = 0 if body.tied_output else body.vocab * shape.d_model
+    final = norm * (1 + (body.decoder_layers > 0)) if body.final_norm else 0
+    return layers + decoder + embeddings + output + final + body.extra
+
+
+def kv_crossover_tokens(shape: ModelShape, weight_params: int) -> int:
+    """Tokens in the cache (batch × sequence length) at which the KV cache first holds as many values as the
+    model has weights: the smallest T with cache(T) ≥ weights. Both in the same value type, so bytes cancel."""
+    if weight_params < 1:
+        raise LabError("count_positive", "{name} must be at least 1 (got {value}).", name="weights",
+                       value=weight_params)
+    per_token = shape.kv_bytes(seq_len=1, bytes_per_value=1)
+    return -(-weight_params // per_token)
+
+
+@dataclass(frozen=True)
+class CacheVsWeights:
+    """The KV cache of a workload set against all of a model's weights (both in one value type)."""
+
+    params: int
+    weight_bytes: int
+    cache_bytes: int
+    tokens: int             # batch × sequence length: the tokens in the cache now
+    crossover_tokens: int   # tokens at which the cache first reaches the weights
+
+    @property
+    def share(self) -> float:
+        """Cache ÷ weights now (1.0 at the crossover)."""
+        return self.cache_bytes / self.weight_bytes
+
+
+def cache_vs_weights(shape: ModelShape, body: Body, *, seq_len: int, batch: int = 1,
+                     bytes_per_value: int = 2) -> CacheVsWeights:
+    """Whether the cache or the weights is the larger memory cost, and at how many tokens that flips."""
+    params = model_params(shape, body)
+    return CacheVsWeights(
+        params=params, weight_bytes=params * bytes_per_value,
+        cache_bytes=shape.kv_bytes(seq_len=seq_len, batch=batch, bytes_per_value=bytes_per_value),
+        tokens=seq_len * batch, crossover_tokens=kv_crossover_tokens(shape, params),
+    )

@@ -10,6 +10,8 @@ import functools
 import tomllib
 from pathlib import Path
 
+from mha_core.sources import CiteStyle, render_citations
+
 DEFAULT_LANG = "zh"
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
 
@@ -36,12 +38,19 @@ def _flatten(table: dict, prefix: str = "") -> dict[str, str]:
 
 @functools.cache
 def catalog(lang: str) -> dict[str, str]:
-    """All keys of one language, merged from every file of its folder (read once per process)."""
+    """All keys of one language, merged from every file of its folder (read once per process);
+    citation markers such as ``[@clark2019]`` are rendered here, once (mha_core.sources)."""
     merged: dict[str, str] = {}
     for path in sorted((CATALOG_DIR / lang).glob("*.toml")):
         with path.open("rb") as f:
             merged.update(_flatten(tomllib.load(f)))
-    return merged
+    style = CiteStyle.from_texts(merged)
+    return {key: render_citations(text, style) if isinstance(text, str) else text for key, text in merged.items()}
+
+
+def cite_style(lang: str) -> CiteStyle:
+    """How citations are punctuated in ``lang``: the ``[cite]`` table of its catalog."""
+    return CiteStyle.from_texts(catalog(lang if lang in LANGS else DEFAULT_LANG))
 
 
 def translate(lang: str, key: str, **params: object) -> str:

@@ -83,6 +83,10 @@ def parse_query(query: Mapping[str, str]) -> Parsed:
     choice("fixed", ("0", "1"))
     if "fixed" in out:
         out["fixed"] = out["fixed"] == "1"
+    elif "fixed" not in query and {"h", "dh"} & set(query) and not {"dm", "hd"} & set(query):
+        out["fixed"] = False  # a link that sets only h and d_head (made before d_model was kept fixed by default)
+    elif "fixed" not in query and {"dm", "hd"} & set(query) and not {"h", "dh"} & set(query):
+        out["fixed"] = True
     if "dm" in query:
         v, exact = _int(query["dm"])
         if v is None:

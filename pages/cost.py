@@ -6,12 +6,15 @@ from mha_core.counts import (
     ModelShape,
     attention_flops,
     attention_kind,
+    cache_vs_weights,
     cost_report,
     divisors,
     flops_curve,
     heads_sweep,
     kv_cache_bytes,
+    kv_crossover_tokens,
     kv_curves,
+    model_params,
     param_counts,
     seq_grid,
 )
@@ -24,6 +27,7 @@ from mha_core.ui.cost import (
     SAVED,
     WIDGET_KEYS,
     fill_from_preset,
+    percent,
     restore_state,
     show_chart,
     switch_mode,
@@ -124,6 +128,20 @@ for col, label, value, mha in (
                help=t("cost.exact_bytes", n=f"{value:,}"))
 st.caption(t("cost.kv_caption", layers=layers, g=g, d_head=d_head, bytes=BYTES_PER_VALUE[dtype], h=h))
 
+st.markdown(f"**{t('cost.vs_weights_title')}**")
+if picked and picked.body:
+    cw = cache_vs_weights(shape, picked.body, seq_len=seq_len, batch=batch, bytes_per_value=BYTES_PER_VALUE[dtype])
+    cols = st.columns(3)
+    cols[0].metric(t("cost.weights", dtype=t(f"cost.dtype_{dtype}")), format_bytes(cw.weight_bytes),
+                   help=t("cost.exact_weights", n=f"{cw.params:,}"))
+    cols[1].metric(t("cost.cache_share"), percent(cw.share), help=t("cost.exact_bytes", n=f"{cw.cache_bytes:,}"))
+    cols[2].metric(t("cost.crossover"), t("cost.tokens", n=f"{cw.crossover_tokens:,}"), help=t("cost.crossover_help"))
+    st.caption(t("cost.crossover_caption", name=picked.name, cross=f"{cw.crossover_tokens:,}",
+                 seqs=f"{cw.crossover_tokens / seq_len:,.1f}", n=f"{seq_len:,}", batch=f"{batch:,}",
+                 tokens=f"{cw.tokens:,}", pct=percent(cw.share)))
+else:
+    st.caption(t("cost.crossover_custom"))
+
 # ---- FLOPs ----------------------------------------------------------------------------------
 st.subheader(t("cost.flops_title"))
 tok = r.flops.per_token()
@@ -166,5 +184,5 @@ with right:
 st.subheader(t("cost.quality_title"))
 st.markdown(t("cost.quality"))
 
-render.source(param_counts, kv_cache_bytes, attention_flops)
+render.source(param_counts, kv_cache_bytes, attention_flops, model_params, kv_crossover_tokens)
 render.next_steps("heads", "quiz")

@@ -1,9 +1,12 @@
 """Misconceptions (常见误区), each refuted by a live demonstration rather than a paragraph."""
 
+from dataclasses import asdict
+
 import numpy as np
 import streamlit as st
 
 from mha_core import charts
+from mha_core.presets import head_spread
 from mha_core.ui import frame, lessons, render, state, t
 
 frame.ensure()
@@ -47,10 +50,12 @@ with two:
     acc = toy["mean_accuracy"]
     toy_h = sorted(int(h) for h in acc)
     render.chart(lambda: charts.lines(toy_h, {t("myths.m2_acc"): [acc[str(h)] for h in toy_h]},
-                                      title=t("myths.m2_acc_title", d_model=toy["d_model"], steps=toy["steps"]),
+                                      title=t("myths.m2_acc_title", d_model=toy["d_model"], steps=toy["steps"],
+                                              registers=toy["n_registers"]),
                                       x_title="h", y_title=t("myths.m2_acc"), log_x=True), s.lang, "myths.acc")
-    st.caption(t("myths.m2_acc_caption", command=toy["command"], seeds=len(toy["seeds"])))
-    st.markdown(t("myths.m2_verdict"))
+    st.caption(t("myths.m2_acc_caption", command=toy["command"], seeds=len(toy["seeds"]), tab=t("heads.tab_count"),
+                 page=t("nav.heads")))
+    st.markdown(t("myths.m2_verdict", **asdict(head_spread())))
 
 with three:
     st.markdown(t("myths.m3_claim"))

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from apphelpers import open_page, shown_text
 from mha_core import cost_charts
 from mha_core.counts import flops_curve, heads_sweep, kv_curves, seq_grid
-from mha_core.i18n import catalog
+from mha_core.i18n import catalog, translate
 from mha_core.presets import PRESETS, preset
 from mha_core.ui.nav import spec
 
@@ -105,7 +105,7 @@ def test_page_runs_and_every_text_comes_from_the_catalog(lang: str) -> None:
     texts = visible_texts(at)
     assert not [s for s in texts if MISSING in s]
     assert at.title[0].value == catalog(lang)["cost.title"]
-    assert len(at.metric) == 9 and len(at.get("vega_lite_chart")) == 4
+    assert len(at.metric) == 12 and len(at.get("vega_lite_chart")) == 4
     assert not at.error
 
 
@@ -140,6 +140,28 @@ def test_sharing_kv_heads_shows_as_a_reduction(lang: str) -> None:
     assert len(deltas) == 4  # whole-model parameters and the three KV-cache figures
     assert all(d.startswith("-") for d in deltas)
     assert sum(d.startswith("-88%") for d in deltas) == 3  # 8 / 64 of the MHA cache: 87.5% less
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_page_shows_where_the_cache_outweighs_the_weights(lang: str) -> None:
+    """Llama-2-70B: 68,976,648,192 parameters (its model card) against 2 × 80 layers × 8 K/V heads × 128 values
+    per token: the cache needs 421,001 tokens to weigh as much as the weights, whatever the value type."""
+    at = open_cost(lang)
+    at.selectbox(key="cost_preset").select("llama2_70b").run()
+    cross = -(-68_976_648_192 // (2 * 80 * 8 * 128))
+    shown = metrics(at)
+    assert shown[translate(lang, "cost.crossover")] == translate(lang, "cost.tokens", n=f"{cross:,}")
+    assert shown[translate(lang, "cost.weights", dtype=translate(lang, "cost.dtype_bf16"))] == "128 GiB"
+    assert shown[translate(lang, "cost.cache_share")] == "0.973%"  # 1.25 GiB of cache at 4,096 tokens
+    assert any(f"**{cross:,}**" in c.value for c in at.caption)
+    at.number_input(key="cost_batch").set_value(128).run()  # 128 × 4,096 tokens: past the crossover
+    assert shown != metrics(at)
+    assert metrics(at)[translate(lang, "cost.cache_share")] == f"{100 * 128 * 4096 * 163_840 / 68_976_648_192:,.0f}%"
+    at.radio(key="cost_dtype").set_value("fp32").run()  # the crossover does not depend on the value type
+    assert metrics(at)[translate(lang, "cost.crossover")] == translate(lang, "cost.tokens", n=f"{cross:,}")
+    at.selectbox(key="cost_kv").select(1).run()  # a custom shape: no published config to count the weights
+    assert translate(lang, "cost.crossover_custom") in [c.value for c in at.caption]
+    assert translate(lang, "cost.crossover") not in metrics(at)
 
 
 def test_falcon_offers_only_mha_or_mqa() -> None:
@@ -208,10 +230,10 @@ def test_settings_survive_a_visit_to_another_page() -> None:
 
 
 def test_sidebar_counts_use_the_same_function() -> None:
-    """The walkthrough sidebar's live count: default h = 4, d_head = 8, i.e. a 32-wide layer
-    whose W_Q, W_K, W_V, W_O hold 4 × 32 × 32 = 4,096 weights, as torch counts them."""
+    """The walkthrough sidebar's live count: default d_model = 64 kept fixed, h = 4 (d_head = 16): W_Q, W_K, W_V,
+    W_O hold 4 × 64 × 64 = 16,384 weights, as torch counts them."""
     nn = pytest.importorskip("torch.nn")
-    expected = sum(p.numel() for p in nn.MultiheadAttention(32, 4, bias=False).parameters())
+    expected = sum(p.numel() for p in nn.MultiheadAttention(64, 4, bias=False).parameters())
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
     at.session_state["lang"] = "en"
     at.run()

@@ -12,16 +12,20 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from mha_core.counts import (
     FLOPS_PER_MAC,
+    Body,
     ModelShape,
     attention_flops,
     attention_kind,
+    cache_vs_weights,
     cost_report,
     divisors,
     flops_curve,
     heads_sweep,
     kv_cache_bytes,
+    kv_crossover_tokens,
     kv_curves,
     kv_family,
+    model_params,
     param_counts,
     seq_grid,
 )
@@ -294,3 +298,63 @@ def test_format_bytes(n: int, text: str) -> None:
                                                                                         "57.2 TFLOP")])
 def test_format_flops(n: int, text: str) -> None:
     assert format_flops(n) == text
+
+
+# ---- the whole model against its KV cache -------------------------------------------------------
+
+def _cache_bytes_torch(shape: ModelShape, tokens: int, dtype: torch.dtype) -> int:
+    """What a cache of ``tokens`` tokens takes: one (K, V) pair of (kv_heads, tokens, d_head) per layer."""
+    t = torch.empty((shape.n_layers, 2, shape.n_kv_heads, tokens, shape.d_head), dtype=dtype, device="meta")
+    return t.numel() * t.element_size()
+
+
+@pytest.mark.parametrize("shape, params", [
+    (ModelShape(8192, 64, 8, 128, 80), 68_976_648_192),      # Llama-2-70B, total from its model card
+    (ModelShape(4096, 32, 32, 128, 32), 6_738_415_616),      # Llama-2-7B
+    (ModelShape(768, 12, 12, 64, 12, True), 124_439_808),    # GPT-2 small
+    (ModelShape(4544, 71, 1, 64, 32), 6_921_720_704),        # Falcon-7B (MQA)
+    (ModelShape(64, 8, 2, 8, 2), 1_000),                     # a tiny model: the cache wins after a few tokens
+])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int8])
+def test_crossover_is_where_the_cache_reaches_the_weights(shape: ModelShape, params: int, dtype: torch.dtype) -> None:
+    """Independent check with torch tensors' sizes: at the crossover the cache is within one token of the weights
+    (not below them), one token earlier it is below them, in every value type."""
+    tokens = kv_crossover_tokens(shape, params)
+    weights = params * torch.empty((), dtype=dtype).element_size()
+    at, before = _cache_bytes_torch(shape, tokens, dtype), _cache_bytes_torch(shape, tokens - 1, dtype)
+    assert before < weights <= at  # within one token's worth of cache, and not below the weights
+
+
+def test_crossover_of_llama2_70b_is_far_beyond_its_context() -> None:
+    """The issue's numbers: at 4,096 tokens the cache is 1.25 GiB against ~128 GiB (~138 GB) of bf16 weights."""
+    shape = ModelShape(8192, 64, 8, 128, 80)
+    body = Body(vocab=32000, d_ff=28672, gated_ffn=True, norm_bias=False, final_norm=True, tied_output=False)
+    r = cache_vs_weights(shape, body, seq_len=4096, batch=1)
+    assert r.cache_bytes == 5 * 2**28 and r.params == 68_976_648_192
+    assert r.share < 0.01 and r.tokens == 4096
+    assert r.crossover_tokens == 421_001 > 100 * 4096
+    assert cache_vs_weights(shape, body, seq_len=4096, batch=128).share > 1  # 128 such sequences: the cache wins
+
+
+def test_gqa_moves_the_crossover_out_by_h_over_g() -> None:
+    mha, gqa = ModelShape(4096, 32, 32, 128, 32), ModelShape(4096, 32, 4, 128, 32)
+    params = 10**10
+    assert kv_crossover_tokens(gqa, params) == -(-params // (2 * 32 * 4 * 128))
+    assert abs(kv_crossover_tokens(gqa, params) - 8 * kv_crossover_tokens(mha, params)) <= 8
+
+
+def test_model_params_match_a_torch_decoder() -> None:
+    """A small pre-norm decoder built from torch modules: embeddings, learned positions, layers, final norm, tied."""
+    d, h, ff, vocab, n_pos, layers = 64, 4, 256, 100, 32, 3
+    shape = ModelShape(d, h, h, d // h, layers, True)
+    body = Body(vocab=vocab, d_ff=ff, ffn_bias=True, positions=n_pos, final_norm=True)
+    block = [nn.MultiheadAttention(d, h), nn.Linear(d, ff), nn.Linear(ff, d), nn.LayerNorm(d), nn.LayerNorm(d)]
+    total = layers * sum(numel(m) for m in block) + numel(nn.Embedding(vocab, d)) + numel(nn.Embedding(n_pos, d))
+    assert model_params(shape, body) == total + numel(nn.LayerNorm(d))
+    untied = Body(vocab=vocab, d_ff=ff, ffn_bias=True, positions=n_pos, final_norm=True, tied_output=False)
+    assert model_params(shape, untied) == model_params(shape, body) + vocab * d
+
+
+def test_crossover_needs_weights() -> None:
+    with pytest.raises(LabError):
+        kv_crossover_tokens(ModelShape(64, 8, 8, 8), 0)

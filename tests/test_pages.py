@@ -38,19 +38,23 @@ def test_page_renders_translated_without_errors(page, lang):
 def test_title_and_controls_follow_the_page(page, lang):
     at = open_page(page.script, lang)
     assert at.title[0].value == translate(lang, f"{page.key}.title")
-    assert at.sidebar.slider(key="h").value == 4 and at.sidebar.slider(key="d_head").value == 8
+    # default: d_model kept fixed (moving h keeps the budget), 4 heads of 16
+    assert at.sidebar.toggle(key="fixed").value is True
+    assert at.sidebar.select_slider(key="d_model").value == 64 and at.sidebar.select_slider(key="h_div").value == 4
 
 
 @pytest.mark.parametrize("page", PIPELINE, ids=[p.key for p in PIPELINE])
 def test_h_slider_changes_shapes_and_live_counts(page):
     at = open_page(page.script, "en")
+    at.sidebar.toggle(key="fixed").set_value(False).run()  # free mode starts from the shape on screen: 4 × 16
+    assert at.sidebar.slider(key="h").value == 4 and at.sidebar.slider(key="d_head").value == 16
     before = shown_text(at)
-    assert f"{_torch_total(32, 4):,}" in before         # d_model = 4 × 8
+    assert f"{_torch_total(64, 4):,}" in before         # d_model = 4 × 16
     at.sidebar.slider(key="h").set_value(8).run()
     assert not at.exception
     after = shown_text(at)
-    assert f"{_torch_total(64, 8):,}" in after           # d_model = 8 × 8
-    assert translate("en", "controls.shape_line", h=8, d_head=8, d_model=64) in after
+    assert f"{_torch_total(128, 8):,}" in after          # d_model = 8 × 16
+    assert translate("en", "controls.shape_line", h=8, d_head=16, d_model=128) in after
     assert before != after
 
 
@@ -73,7 +77,7 @@ def test_fixed_d_model_keeps_the_budget_while_h_runs_over_divisors():
 
 
 def test_settings_survive_switching_pages():
-    at = open_page("pages/split.py", "en")
+    at = open_page("pages/split.py", "en", fixed=False)
     at.sidebar.slider(key="h").set_value(6).run()
     at.sidebar.slider(key="d_head").set_value(16).run()
     at.switch_page("pages/attend.py").run()
@@ -143,8 +147,8 @@ def test_predict_then_reveal(lang):
     next(b for b in at.button if b.key and b.key.startswith("predict_btn_split")).click().run()
     assert translate(lang, "split.predict_why") in shown_text(at)
     n = len(tokenize(translate(lang, "common.default_sentence")).tokens)
-    assert translate(lang, "common.predict_right", answer=f"4 × {n} × 8") in [s.value for s in at.success]
-    at.sidebar.slider(key="h").set_value(6).run()             # new settings: predict again
+    assert translate(lang, "common.predict_right", answer=f"4 × {n} × 16") in [s.value for s in at.success]
+    at.sidebar.select_slider(key="h_div").set_value(8).run()  # new settings: predict again
     assert translate(lang, "split.predict_why") not in shown_text(at)
 
 
@@ -180,7 +184,7 @@ def test_a_stale_select_box_value_is_made_valid_again(stored, expected):
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_wide_w_q_is_drawn_cut_and_says_so(lang):
     """At d_model = 1024 the myths page draws 64 rows of W^Q (16 columns per head) and tells the student."""
-    at = open_page("pages/myths.py", lang, h=16, d_head=64, tables=True)
+    at = open_page("pages/myths.py", lang, fixed=False, h=16, d_head=64, tables=True)
     assert not at.exception
     expected = translate(lang, "myths.m1_cut", rows=64, d_model=1024, cols=16, d_head=64)
     assert expected in [c.value for c in at.caption]
@@ -190,7 +194,7 @@ def test_a_wide_w_q_is_drawn_cut_and_says_so(lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_overview_table_has_one_row_per_head_with_its_strongest_weight(lang):
-    at = open_page("pages/overview.py", lang, h=6)
+    at = open_page("pages/overview.py", lang, fixed=False, h=6)
     assert not at.exception
     shown = at.table[0].value
     weights = shown[translate(lang, "overview.col_weight")].astype(float)
@@ -201,7 +205,7 @@ def test_overview_table_has_one_row_per_head_with_its_strongest_weight(lang):
 def test_the_pipeline_diagram_is_drawn_afresh_when_it_changes_and_kept_when_not():
     """render.diagram: a changed DOT moves to the other position (a new element id, so the browser draws it
     fresh instead of morphing the old drawing); an unchanged one keeps its id and is not redrawn."""
-    at = open_page("pages/overview.py", "en", h=4)
+    at = open_page("pages/overview.py", "en", fixed=False, h=4)
 
     def shown() -> tuple[str, str]:
         (chart,) = at.get("graphviz_chart")
@@ -215,3 +219,20 @@ def test_the_pipeline_diagram_is_drawn_afresh_when_it_changes_and_kept_when_not(
     assert second_dot != first_dot and second_id != first_id
     at.sidebar.slider(key="h").set_value(6).run()
     assert shown()[0] == first_id  # back and forth between two positions
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_myths_verdict_quotes_the_presets_not_a_typed_range(lang):
+    """h across the published presets runs from 8 (Transformer base) to 96 (GPT-3 175B); d_head from 32 to 128."""
+    from dataclasses import asdict
+
+    from mha_core.presets import head_spread
+
+    at = open_page("pages/myths.py", lang)
+    assert not at.exception
+    verdict = translate(lang, "myths.m2_verdict", **asdict(head_spread()))
+    assert verdict in [m.value for m in at.markdown]
+    for part in ("96 (GPT-3 175B)" if lang == "en" else "96（GPT-3 175B）", "32", "128"):
+        assert part in verdict
+    assert "8–32" not in verdict and "8～32" not in verdict
+    assert "Bhojanapalli" in translate(lang, "myths.m2_rank_explain", n=24)

@@ -15,6 +15,21 @@ def test_round_trip():
              "sentence": "小猫 & the <b>cat</b>", "weight_mode": "random", "seed": 7, "causal": True, "head": 3}
     parsed = parse_query(to_query(state))
     assert parsed.values == state and parsed.adjusted == ()
+    free = {**state, "fixed": False}  # the URL carries either mode
+    assert parse_query(to_query(free)).values == free
+
+
+@pytest.mark.parametrize("query, fixed", [
+    ({"h": "8", "dh": "16"}, False),             # a link that only sets h and d_head means the free mode
+    ({"dh": "16"}, False),
+    ({"dm": "128", "hd": "8"}, True),
+    ({"h": "8", "dh": "16", "fixed": "1"}, True),  # an explicit mode always wins
+    ({"dm": "128", "fixed": "0"}, False),
+    ({"s": "hello"}, None),                       # nothing about the shape: the default stays
+])
+def test_the_mode_a_link_implies(query, fixed):
+    parsed = parse_query(query)
+    assert parsed.values.get("fixed") == fixed and parsed.adjusted == ()
 
 
 @pytest.mark.parametrize(
@@ -62,5 +77,34 @@ def test_hostile_links_get_a_notice_not_a_crash():
 
 def test_the_url_follows_the_sliders():
     at = _app({})
+    at.sidebar.select_slider(key="h_div").set_value(8).run()
+    assert at.query_params["fixed"] == "1" and at.query_params["hd"] == "8" and at.query_params["dm"] == "64"
+    at.sidebar.toggle(key="fixed").set_value(False).run()
     at.sidebar.slider(key="h").set_value(12).run()
-    assert at.query_params["h"] == "12"
+    assert at.query_params["fixed"] == "0" and at.query_params["h"] == "12"
+
+
+def test_d_model_is_kept_fixed_by_default_and_a_link_keeps_either_mode():
+    """Default: moving h keeps the budget. A link made in either mode opens in that mode."""
+    at = _app({"lang": "en"})
+    assert at.sidebar.toggle(key="fixed").value is True
+    for h in (1, 2, 4, 8, 16):
+        at.sidebar.select_slider(key="h_div").set_value(h).run()
+        table = next(m.value for m in at.sidebar.markdown if "W_Q" in m.value)
+        assert f"| h = {h} |" in table and f"| {4 * 64 * 64:,} | {4 * 64 * 64:,} |" in table  # the same budget
+    fixed_link = _app({"lang": "en", "fixed": "1", "dm": "128", "hd": "8"})
+    assert fixed_link.sidebar.select_slider(key="h_div").value == 8
+    assert translate("en", "controls.shape_line", h=8, d_head=16, d_model=128) in shown_text(fixed_link)
+    free_link = _app({"lang": "en", "fixed": "0", "h": "3", "dh": "20"})
+    assert free_link.sidebar.toggle(key="fixed").value is False
+    assert translate("en", "controls.shape_line", h=3, d_head=20, d_model=60) in shown_text(free_link)
+
+
+def test_switching_the_mode_keeps_the_shape_on_screen():
+    at = _app({"lang": "en"})
+    at.sidebar.select_slider(key="h_div").set_value(8).run()       # 8 heads of 8 = 64
+    at.sidebar.toggle(key="fixed").set_value(False).run()
+    assert (at.sidebar.slider(key="h").value, at.sidebar.slider(key="d_head").value) == (8, 8)
+    at.sidebar.slider(key="d_head").set_value(16).run()            # 8 × 16 = 128
+    at.sidebar.toggle(key="fixed").set_value(True).run()
+    assert (at.sidebar.select_slider(key="d_model").value, at.sidebar.select_slider(key="h_div").value) == (128, 8)

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from mha_core.i18n import LANGS
-from mha_core.quiz.generate import RECIPES, generate
+from mha_core.i18n import LANGS, cite_style
+from mha_core.presets import PRESET_KEYS, preset
+from mha_core.quiz.generate import RECIPES, generate, text_fields
 from mha_core.quiz.model import Kind, Option, Question
 from mha_core.quiz.numbers import UNITS, format_value
+from mha_core.sources import render_citations
 
 BANK_DIR = Path(__file__).resolve().parents[2] / "assets" / "quiz"
 # Pages a question may point to (keys of mha_core.ui.nav.PAGES; the quiz itself teaches nothing).
@@ -37,6 +39,7 @@ class Entry:
     recipe: str = ""
     unit: str = ""
     fixed: Mapping[str, int] | None = None
+    preset: str = ""  # a published model whose shape fills {model}, {h}, {g}, {r} in the texts (never typed)
 
 
 def _read(name: str) -> dict:
@@ -51,7 +54,8 @@ def _entry(raw: dict, sections: tuple[str, ...]) -> Entry:
         e = Entry(id=qid, kind=Kind(raw["kind"]), section=raw["section"], teaches=raw["teaches"],
                   options=tuple(raw.get("options", ())), correct=tuple(raw.get("correct", ())),
                   recipe=raw.get("recipe", ""), unit=raw.get("unit", ""),
-                  fixed=MappingProxyType(dict(raw["fixed"])) if "fixed" in raw else None)
+                  fixed=MappingProxyType(dict(raw["fixed"])) if "fixed" in raw else None,
+                  preset=raw.get("preset", ""))
     except (KeyError, ValueError) as err:
         raise BankError(f"{qid}: {err!r}") from err
     problems = []
@@ -61,6 +65,8 @@ def _entry(raw: dict, sections: tuple[str, ...]) -> Entry:
         problems.append(f"teaches {e.teaches!r} is not a teaching page")
     if len(set(e.options)) != len(e.options):
         problems.append("duplicate option ids")
+    if e.preset and (e.preset not in PRESET_KEYS or e.kind is Kind.NUMERIC):
+        problems.append(f"preset {e.preset!r} must be a known model, on a question that draws no numbers")
     if e.kind is Kind.NUMERIC:
         if e.recipe not in RECIPES or e.unit not in UNITS:
             problems.append(f"numeric needs a known recipe and unit (got {e.recipe!r}, {e.unit!r})")
@@ -92,7 +98,7 @@ def structure() -> tuple[tuple[str, ...], tuple[Entry, ...]]:
 @functools.cache
 def _texts(lang: str) -> Mapping[str, Mapping]:
     """One language's texts, checked against the structure (same ids, same option ids, all fields)."""
-    texts = _read(f"{lang}.toml")
+    texts = _cited(_read(f"{lang}.toml"), lang)
     _, entries = structure()
     if set(texts) != {e.id for e in entries}:
         raise BankError(f"{lang}.toml ids differ from bank.toml: {sorted(set(texts) ^ {e.id for e in entries})}")
@@ -106,21 +112,39 @@ def _texts(lang: str) -> Mapping[str, Mapping]:
     return MappingProxyType(texts)
 
 
+def _cited(table: dict, lang: str) -> dict:
+    """The same texts with citation markers ([@key]) rendered in ``lang`` (mha_core.sources)."""
+    style = cite_style(lang)
+    return {k: _cited(v, lang) if isinstance(v, dict) else render_citations(v, style) if isinstance(v, str) else v
+            for k, v in table.items()}
+
+
+def preset_fields(key: str) -> dict[str, object]:
+    """A published model's shape as text fields: {model}, {h} query heads, {g} K/V heads, {r} = h / g."""
+    p = preset(key)
+    return {"model": p.name, "h": p.n_heads, "g": p.n_kv_heads, "r": p.n_heads // p.n_kv_heads}
+
+
 def _question(e: Entry, lang: str, seed: int) -> Question:
     """One question in one language; a numeric one gets its numbers and answer from the seed."""
     t = _texts(lang)[e.id]
     params: Mapping[str, int] = MappingProxyType({})
     value = None
     prompt, explanation = t["prompt"], t["explanation"]
+    shown = {**(preset_fields(e.preset) if e.preset else {}), **text_fields(e.id)}  # texts only, never params
     if e.kind is Kind.NUMERIC:
         params, value = generate(e.recipe, seed, e.id, e.fixed)
-        prompt = prompt.format(**params)
-        explanation = explanation.format(**params, answer=format_value(value, e.unit))
+        prompt = prompt.format(**params, **shown)
+        explanation = explanation.format(**params, **shown, answer=format_value(value, e.unit))
+    if shown:
+        prompt, explanation = prompt.format(**shown), explanation.format(**shown)
     return Question(
-        id=e.id, kind=e.kind, lang=lang, title=t["title"].format(**params), prompt=prompt,
+        id=e.id, kind=e.kind, lang=lang, title=t["title"].format(**params, **shown), prompt=prompt,
         explanation=explanation, section=e.section, teaches=e.teaches,
-        options=tuple(Option(o, t["options"][o]) for o in e.options), correct=e.correct,
-        value=value, unit=e.unit, model_answer=t.get("model_answer", ""), params=params,
+        options=tuple(Option(o, t["options"][o].format(**shown) if shown else t["options"][o]) for o in e.options),
+        correct=e.correct,
+        value=value, unit=e.unit, params=params,
+        model_answer=t.get("model_answer", "").format(**shown) if shown else t.get("model_answer", ""),
     )
 
 

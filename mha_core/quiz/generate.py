@@ -1,18 +1,24 @@
 """Numeric questions: draw a layer shape from a seed, and compute the answer with mha_core.counts.
 
 Answers are never stored: each recipe's ``value`` calls the same counting functions the other pages
-use. Draws are chosen so that answers in the stated unit are whole numbers (tests check many seeds).
+use. Draws are chosen so that answers in the stated unit are whole numbers (tests check many seeds), and a
+question that says GQA draws 1 < g < h (g = 1 would be MQA, g = h MHA).
+
+``text_fields`` gives the figures some texts quote from published models (mha_core.presets): computed, never typed.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
-from mha_core.counts import kv_cache_bytes, param_counts
+from mha_core.counts import divisors, kv_cache_bytes, kv_crossover_tokens, param_counts
+from mha_core.presets import head_spread, preset
+from mha_core.units import format_bytes
 
 Params = Mapping[str, int]
 
@@ -30,10 +36,15 @@ def _shape(rng: random.Random) -> dict[str, int]:
     return {"d_model": h * rng.choice((32, 48, 64, 80, 96, 128)), "h": h}
 
 
+def _gqa_kv_heads(rng: random.Random, h: int) -> int:
+    """A K/V head count that makes GQA: a divisor of h strictly between 1 (MQA) and h (MHA)."""
+    return rng.choice([g for g in divisors(h) if 1 < g < h])
+
+
 def _grouped(rng: random.Random) -> dict[str, int]:
     h = rng.choice((8, 12, 16, 24, 32, 48, 64))
     d_head = rng.choice((64, 128))
-    g = rng.choice([g for g in range(1, h) if h % g == 0])
+    g = _gqa_kv_heads(rng, h)
     return {"d_model": h * d_head, "h": h, "g": g, "d_head": d_head}
 
 
@@ -45,7 +56,7 @@ def _cache_mha(rng: random.Random) -> dict[str, int]:
 
 def _cache_gqa(rng: random.Random) -> dict[str, int]:
     h = rng.choice((16, 32, 64))
-    return {"layers": rng.choice((16, 24, 32, 40, 48, 64, 80)), "h": h, "g": rng.choice((1, 2, 4, 8)),
+    return {"layers": rng.choice((16, 24, 32, 40, 48, 64, 80)), "h": h, "g": rng.choice((2, 4, 8)),
             "d_head": 128, "seq_len": rng.choice((2048, 4096, 8192)), "batch": rng.choice((1, 2, 4))}
 
 
@@ -57,7 +68,7 @@ def _cache_long(rng: random.Random) -> dict[str, int]:
 
 def _ratio(rng: random.Random) -> dict[str, int]:
     h = rng.choice((16, 32, 64))
-    return {"layers": rng.choice((24, 32, 48)), "h": h, "g": rng.choice([g for g in range(1, h) if h % g == 0]),
+    return {"layers": rng.choice((24, 32, 48)), "h": h, "g": _gqa_kv_heads(rng, h),
             "d_head": 128, "seq_len": 4096}
 
 
@@ -92,3 +103,38 @@ def generate(recipe: str, seed: int, question_id: str, fixed: Params | None = No
     r = RECIPES[recipe]
     params = dict(fixed) if fixed else r.draw(random.Random(f"{seed}/{question_id}"))
     return MappingProxyType(params), r.value(params)
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures quoted from published models (never typed into a text).
+
+CACHE_MODELS = ("llama2_70b", "llama2_7b")  # a GQA model and an MHA model of the same family
+
+
+@functools.cache
+def _cache_fields() -> Mapping[str, str]:
+    """Cache against weights for a GQA and an MHA model: weights and cache in fp16, and the crossover tokens."""
+    big, small = (preset(k) for k in CACHE_MODELS)
+    return MappingProxyType({
+        "big_model": big.name, "big_weights": format_bytes(2 * big.params), "big_ctx": f"{big.context_len:,}",
+        "big_cache": format_bytes(big.shape.kv_bytes(seq_len=big.context_len)),
+        "big_cross": f"{kv_crossover_tokens(big.shape, big.params):,}",
+        "small_model": small.name, "small_cross": f"{kv_crossover_tokens(small.shape, small.params):,}",
+    })
+
+
+@functools.cache
+def _head_fields() -> Mapping[str, object]:
+    """The range of h and d_head across the published presets."""
+    return MappingProxyType(asdict(head_spread()))
+
+
+TEXT_FIELDS: Mapping[str, Callable[[], Mapping[str, object]]] = MappingProxyType({
+    "myth-typical-h": _head_fields, "kv-long": _cache_fields, "kv-why": _cache_fields,
+})
+
+
+def text_fields(question_id: str) -> Mapping[str, object]:
+    """The published-model figures a question's texts quote ({big_cross}, {h_max}, ...); empty for most."""
+    make = TEXT_FIELDS.get(question_id)
+    return make() if make else MappingProxyType({})

@@ -56,6 +56,14 @@ def vs_mha(value: int, mha: int) -> str | None:
     return None if value == mha else t("cost.vs_mha", pct=f"{100 * (value - mha) / mha:+.0f}")
 
 
+def percent(share: float) -> str:
+    """A share as a percentage with about three significant digits ("0.906%", "14.5%", "1,450%")."""
+    pct = 100 * share
+    if pct >= 100:
+        return f"{pct:,.0f}%"
+    return f"{pct:.3g}%" if pct >= 0.001 else "< 0.001%"
+
+
 def restore_state() -> None:
     """Streamlit drops a widget's value when a run does not draw it (any other page): put back the copy
     kept under SAVED, else start from the default preset; a shape still incomplete is refilled from its preset."""

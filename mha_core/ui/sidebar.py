@@ -5,11 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from mha_core.i18n import LANGS, translate
-from mha_core.inputs import WEIGHT_MODES
+from mha_core.inputs import MAX_TOKENS, WEIGHT_MODES
 from mha_core.limits import D_HEAD_RANGE, D_HEAD_STEP, D_MODEL_CHOICES, H_RANGE, MAX_SENTENCE, SEED_RANGE
 from mha_core.ui import compute
 from mha_core.ui.i18n import t
-from mha_core.ui.state import current, head_divisors, on_language_change
+from mha_core.ui.state import carry_shape, current, head_divisors, on_language_change
 
 
 def language_switch() -> None:
@@ -26,7 +26,7 @@ def pipeline_controls() -> None:
     ss = st.session_state
     sb = st.sidebar
     sb.subheader(t("controls.title"))
-    sb.toggle(t("controls.fixed"), key="fixed", help=t("controls.fixed_help"))
+    sb.toggle(t("controls.fixed"), key="fixed", help=t("controls.fixed_help"), on_change=carry_shape)
     if ss["fixed"]:
         sb.select_slider("d_model", options=D_MODEL_CHOICES, key="d_model")
         divisors = head_divisors(int(ss["d_model"]))
@@ -44,7 +44,7 @@ def pipeline_controls() -> None:
     if ss["weight_mode"] == "random":
         sb.number_input(t("controls.seed"), min_value=SEED_RANGE[0], max_value=SEED_RANGE[1], step=1, key="seed")
     sb.text_area(t("controls.sentence"), key="sentence", max_chars=MAX_SENTENCE, height=80,
-                 help=t("controls.sentence_help"))
+                 help=t("controls.sentence_help", max=MAX_TOKENS))
     param_panel()
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from mha_core.i18n import LANGS, translate
-from mha_core.limits import D_HEAD_RANGE, H_RANGE
+from mha_core.limits import D_HEAD_RANGE, D_HEAD_STEP, D_MODEL_CHOICES, H_RANGE
 from mha_core.ui.i18n import lang
 
 # Widget keys whose values must survive switching pages (Streamlit drops the state of
@@ -17,8 +17,10 @@ PERSISTENT_KEYS = (
     "head", "tables",
 )
 
+# "Keep d_model fixed" is on by default, so that moving h keeps the budget (the lesson); the free mode starts
+# from the same shape (4 heads of 16 = 64), so switching the toggle off changes nothing on screen.
 DEFAULTS: dict[str, object] = {
-    "h": 4, "d_head": 8, "fixed": False, "d_model": 64, "h_div": 8,
+    "h": 4, "d_head": 16, "fixed": True, "d_model": 64, "h_div": 4,
     "weight_mode": "illustrative", "seed": 0, "causal": False, "head": 0, "tables": False,
 }
 
@@ -78,6 +80,22 @@ def on_language_change() -> None:
             ss["sentence"] = translate(ss["lang"], "common.default_sentence")
 
 
+def carry_shape() -> None:
+    """on_change of "Keep d_model fixed": the other mode's controls start from the shape on screen (as near as
+    their ranges allow), so switching modes does not jump to another model."""
+    ss = st.session_state
+    if ss["fixed"]:
+        d_model = min(D_MODEL_CHOICES, key=lambda c: (abs(c - int(ss["h"]) * int(ss["d_head"])), c))
+        ss["d_model"] = d_model
+        ss["h_div"] = min(head_divisors(d_model), key=lambda h: (abs(h - int(ss["h"])), h))
+    else:
+        d_model = int(ss["d_model"])
+        divisors = head_divisors(d_model)
+        h = int(ss["h_div"]) if int(ss["h_div"]) in divisors else divisors[-1]
+        d_head = round(d_model / h / D_HEAD_STEP) * D_HEAD_STEP
+        ss["h"], ss["d_head"] = h, max(D_HEAD_RANGE[0], min(D_HEAD_RANGE[1], d_head))
+
+
 def current() -> Settings:
     """The settings as the sidebar left them, made consistent (d_model = h × d_head or fixed)."""
     ss = st.session_state
@@ -102,7 +120,10 @@ def valid_choice(key: str, options: list | tuple | range, default: object) -> No
     labels change, Streamlit can hand back the old *label*, e.g. "8 · MHA …", instead of the value 8; a
     leading number in it is read back.)"""
     ss = st.session_state
-    value = ss.get(key, default)
+    if key not in ss:             # first draw: the widget would otherwise open on its first option
+        ss[key] = default
+        return
+    value = ss[key]
     if value in options:
         return
     head = str(value).strip().split(" ", 1)[0]
