@@ -13,7 +13,7 @@ import numpy as np
 from mha_core.attention import multi_head_attention, softmax, split_heads
 from mha_core.counts import param_counts
 from mha_core.errors import LabError
-from mha_core.inputs import embed, illustrative_weights, random_weights, tokenize
+from mha_core.inputs import content_values, embed, illustrative_weights, lookup_head, random_weights, tokenize
 
 
 @dataclass(frozen=True)
@@ -72,46 +72,64 @@ def score_ranks(d_model: int, n: int, seed: int = 0) -> list[RankPoint]:
 class TwoTargets:
     """Mechanism: one softmax row can hold one distribution; two things at once need two heads.
 
-    ``one_head`` is a single head of width 2·d_head whose score is the sum of the two questions
-    (same parameters as the two heads together); ``two_heads`` keeps the questions apart.
+    The query (say a verb) needs two tokens at once (its subject and its object). ``one_head`` is a single
+    head of width 2·d_head whose score is the sum of the two questions (same parameters as the two heads
+    together); ``two_heads`` keeps the questions apart.
     """
 
+    tokens: tuple[str, ...]
     query: int
     targets: tuple[int, int]
-    one_head: np.ndarray          # (n,) attention of the query in the single wide head
-    two_heads: np.ndarray         # (2, n) attention of the query in each of the two heads
-    recover_one: float            # relative error recovering both targets' values from the output
+    one_head: np.ndarray           # (n,) attention of the query in the single wide head
+    two_heads: np.ndarray          # (2, n) attention of the query in each of the two heads
+    recover_one: float             # relative error recovering both targets' values from the output
     recover_two: float
 
 
-def two_targets(sentence: str, d_head: int = 8, seed: int = 0) -> TwoTargets:
-    """Ask 'previous word?' and 'two words back?' with one wide head vs two heads (same budget)."""
+def find_token(tokens: tuple[str, ...], word: str) -> int:
+    """Position of the first token equal to ``word`` (case-insensitive); LabError when it is not there."""
+    for i, tok in enumerate(tokens):
+        if tok.lower() == word.strip().lower():
+            return i
+    raise LabError("why_word", "“{word}” is not a token of the sentence.", word=word)
+
+
+def role_positions(sentence: str, query: str, first: str, second: str) -> tuple[int, tuple[int, int]]:
+    """Where a query word and its two targets (e.g. a verb, its subject, its object) sit in the sentence."""
+    tokens = tokenize(sentence).tokens
+    return find_token(tokens, query), (find_token(tokens, first), find_token(tokens, second))
+
+
+def two_targets(sentence: str, query: int, targets: tuple[int, int], d_head: int = 8, seed: int = 0) -> TwoTargets:
+    """Ask 'where is target 1?' and 'where is target 2?' with one wide head vs two heads (same budget).
+
+    Each question is a hand-built head in which the query token looks for one target token by its
+    meaning (``lookup_head``), as a trained head might look from a verb to its subject or its object.
+    """
     tokens = tokenize(sentence).tokens
     n = len(tokens)
     if n < 3:
         raise LabError("why_short", "The demonstration needs at least three tokens.")
+    if not (0 <= query < n and all(0 <= t < n for t in targets)) or len({query, *targets}) < 3:
+        raise LabError("why_targets", "The query and its two targets must be three different tokens.")
+    if tokens[targets[0]].lower() == tokens[targets[1]].lower():
+        raise LabError("why_targets", "The query and its two targets must be three different tokens.")
     d_model = 4 * d_head
-    w = illustrative_weights(d_model, 6, d_head, seed)             # kinds: previous, same_word, next, broad, two_back…
-    kinds = list(w.head_kinds)
-    a, b = kinds.index("previous"), kinds.index("two_back")
-
-    def cols(i: int) -> slice:  # a head's column block
-        return slice(i * d_head, (i + 1) * d_head)
+    heads = [lookup_head(d_model, d_head, tokens[query], tokens[t]) for t in targets]
+    w_v = content_values(d_model, d_head, seed)                  # both heads read the same content projection
 
     x = embed(tokens, d_model)
-    q_two = np.hstack([w.w_q[:, cols(a)], w.w_q[:, cols(b)]])
-    k_two = np.hstack([w.w_k[:, cols(a)], w.w_k[:, cols(b)]])
-    v = np.hstack([w.w_v[:, cols(a)], w.w_v[:, cols(a)]])          # both read the same content projection
+    q_two = np.hstack([heads[0][0], heads[1][0]])
+    k_two = np.hstack([heads[0][1], heads[1][1]])
+    v = np.hstack([w_v, w_v])
     eye = np.eye(2 * d_head, d_model)
     two = multi_head_attention(x, q_two, k_two, v, eye, 2)
     # one head of width 2·d_head: q·k = q_a·k_a + q_b·k_b, scaled by its own √(2·d_head)
     one = multi_head_attention(x, q_two * np.sqrt(2), k_two, v, eye, 1)
-    query = n - 1
-    targets = (query - 1, query - 2)
-    values = x[list(targets)] @ w.w_v[:, cols(a)]                  # what each target "says"
+    values = x[list(targets)] @ w_v                                # what each target "says"
     one_out = one.head_outputs[0][query].reshape(2, d_head)        # its 2·d_head numbers, as two halves
     two_out = np.stack([two.head_outputs[0][query], two.head_outputs[1][query]])
-    return TwoTargets(query, targets, one.weights[0][query], two.weights[:, query, :],
+    return TwoTargets(tokens, query, tuple(targets), one.weights[0][query], two.weights[:, query, :],
                       recover_one=_recovery(one_out[0], values), recover_two=_recovery(two_out, values))
 
 
@@ -138,6 +156,16 @@ def one_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, query: int, temperatur
     scores = (k @ q[query]) / np.sqrt(q.shape[1]) / temperature
     weights = softmax(scores)
     return OneHead(query, scores, weights, weights @ v, v)
+
+
+# The refresher opens on a head and a query whose weights are a real distribution (several tokens share
+# the weight), not one token taking ~1.00: the point of softmax is that every key gets *some* weight.
+REFRESHER_KIND = "local"
+
+
+def refresher_query(n_tokens: int) -> int:
+    """The refresher's first query: the middle token, so the local head's weight spreads to both sides."""
+    return n_tokens // 2
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,22 @@
 """From a sentence to X, and the weight matrices the walkthrough uses.
 
-X's rows are [content | position]: the first half is a token's meaning (a deterministic
-random vector per token), the second half a sinusoidal position code. Real models add the
-two; the lab keeps them side by side so a student can see which half a head reads.
+A token is a word or a punctuation mark in both languages: English splits at spaces and
+punctuation, Chinese is segmented into words by jieba (its own dictionary, loaded once per
+process on the first Chinese sentence; nothing is fetched), so "the previous word" means the
+same thing in both. X's rows are [content | position]: the first half is a token's meaning
+(a deterministic random vector per token), the second half a sinusoidal position code. Real
+models add the two; the lab keeps them side by side so a student can see which half a head reads.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
+import threading
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -22,9 +29,11 @@ HEAD_KINDS = ("previous", "same_word", "next", "broad", "two_back", "local")
 _SHARP = 16.0  # peak score of a hand-built head: large enough that softmax picks one key
 _MIN_OMEGA = 0.15  # slower sin/cos pairs are nearly constant over a sentence and only blur a peak
 
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(
-    r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff]"      # one CJK character (or kana) per token
-    r"|[^\W\d_]+(?:['’][^\W\d_]+)*"                      # a word (any script), with apostrophes
+    rf"(?P<han>[{_HAN}]+)"                               # a run of Chinese characters: segmented by jieba
+    r"|[\u3040-\u30ff]"                                  # one kana per token (no Japanese segmenter here)
+    rf"|[^\W\d_{_HAN}\u3040-\u30ff]+(?:['’][^\W\d_{_HAN}\u3040-\u30ff]+)*"   # a word (other scripts), with apostrophes
     r"|\d+(?:[.,]\d+)*"                                  # a number
     r"|[^\w\s]"                                          # one punctuation mark or symbol
 )
@@ -38,11 +47,40 @@ class Tokens:
     dropped: int = 0
 
 
+_SEGMENTER_LOCK = threading.Lock()  # a class opening the page at once builds the dictionary once, not 20 times
+
+
+def _segmenter() -> Any:
+    """jieba's tokenizer, built on first use (one build per process, even with many sessions at once)."""
+    with _SEGMENTER_LOCK:
+        return _build_segmenter()
+
+
+@cache
+def _build_segmenter() -> Any:
+    """jieba with its dictionary built once per process (~1 s), silently, writing no cache file."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)   # its import sets DEBUG: it would print loading progress to stderr
+    seg = jieba.Tokenizer()
+    with seg.get_dict_file() as f:        # the dictionary shipped inside the package
+        seg.FREQ, seg.total = seg.gen_pfdict(f)
+    seg.initialized = True                # skip initialize(): it reads and writes a cache in the temp folder
+    return seg
+
+
+def segment_chinese(text: str) -> list[str]:
+    """Words of a run of Chinese characters (jieba, with its HMM for words not in the dictionary)."""
+    return _segmenter().lcut(text, HMM=True)
+
+
 def tokenize(sentence: str, max_tokens: int = MAX_TOKENS) -> Tokens:
-    """Split words (Latin etc.) and single characters (Chinese); cap the length."""
-    found = _TOKEN_RE.findall(sentence or "")
+    """Split into words and punctuation marks (Chinese words by jieba); cap the length."""
+    found: list[str] = []
+    for m in _TOKEN_RE.finditer(sentence or ""):
+        found.extend(segment_chinese(m.group()) if m.group("han") else [m.group()])
     if not found:
-        raise LabError("empty_sentence", "The sentence has no words or characters to attend over.")
+        raise LabError("empty_sentence", "The sentence has no words or punctuation marks to attend over.")
     return Tokens(tuple(found[:max_tokens]), max(0, len(found) - max_tokens))
 
 
@@ -129,6 +167,25 @@ def _position_head(d_model: int, d_head: int, shift: int, pairs: np.ndarray, pea
         w_k[rows, cols] = np.eye(2)
     # q·k at the target = len(pairs); scale so the scaled score (÷√d_head) peaks at `peak`.
     return w_q * peak * np.sqrt(d_head) / max(1, len(pairs)), w_k
+
+
+def lookup_head(d_model: int, d_head: int, query: str, target: str, peak: float = _SHARP):
+    """W_Q, W_K of a hand-built head in which the token ``query`` looks for the token ``target`` by meaning.
+
+    Rank one: q = (x·e_query)·u and k = (x·e_target)·u, so the scaled score is ``peak`` where the query
+    meets the target and near 0 elsewhere (other tokens' content vectors are nearly orthogonal to both).
+    """
+    d_c, _ = split_dims(d_model)
+    e_q, e_t = (np.pad(content_embedding((tok,), d_c)[0], (0, d_model - d_c)) for tok in (query, target))
+    u = np.zeros(d_head)
+    u[0] = np.sqrt(peak * np.sqrt(d_head))
+    return np.outer(e_q, u), np.outer(e_t, u)
+
+
+def content_values(d_model: int, d_head: int, seed: int = 0) -> np.ndarray:
+    """(d_model, d_head) W_V that reads a token's content half, so a head's output says *what* it found."""
+    d_c, _ = split_dims(d_model)
+    return _padded(_orthonormal(d_c, min(d_head, d_c), np.random.default_rng(seed)), d_model, d_head)
 
 
 def _content_head(d_model: int, d_head: int, rng: np.random.Generator, peak: float):

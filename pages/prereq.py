@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from mha_core import charts, scaled_dot_product_attention
-from mha_core.demos import one_head
+from mha_core.demos import REFRESHER_KIND, one_head, refresher_query
 from mha_core.inputs import HEAD_KINDS
 from mha_core.ui import bound_t, frame, render, state, t
 from mha_core.ui.lessons import single_head
@@ -20,8 +20,9 @@ st.markdown(t("prereq.intro"))
 
 tr_ = bound_t()
 c1, c2, c3 = st.columns(3)
+state.valid_choice("prereq_kind", HEAD_KINDS, REFRESHER_KIND)
 kind = c1.selectbox(t("prereq.kind"), HEAD_KINDS, key="prereq_kind", format_func=lambda k: tr_(f"kinds.{k}"))
-state.valid_choice("prereq_query", range(len(labels)), len(labels) - 1)
+state.valid_choice("prereq_query", range(len(labels)), refresher_query(len(labels)))
 query = c2.selectbox(t("prereq.query"), range(len(labels)), key="prereq_query",
                      format_func=labels.__getitem__)
 sharp = c3.slider(t("prereq.sharpness"), 0.1, 3.0, 1.0, 0.1, key="prereq_sharp", help=t("prereq.sharpness_help"))

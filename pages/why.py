@@ -2,26 +2,27 @@
 
 import streamlit as st
 
-from mha_core import charts
-from mha_core.errors import LabError
+from mha_core import charts, demos
+from mha_core.markdown import escape as esc
 from mha_core.ui import frame, lessons, render, state, t
+from mha_core.walkthrough import token_labels
 
 frame.ensure()
 
 s = state.current()
 render.page_header("why")
-wt = render.walkthrough_or_stop(s)
-labels = wt.labels
+render.walkthrough_or_stop(s)          # the sidebar's sentence must still be valid; this page uses its own
 
 st.markdown(t("why.setup"))
-if len(labels) < 3:
-    render.show_error(LabError("why_short", "The demonstration needs at least three tokens."))
-    st.stop()
-demo = lessons.two_targets(s.sentence)
-query, (first, second) = demo.query, demo.targets
-st.markdown(t("why.question", token=labels[query], a=labels[first], b=labels[second]))
+# The default sentence of this language, whose verb, subject and object the catalog names.
+sentence = t("common.default_sentence")
+query, (first, second) = demos.role_positions(sentence, t("why.verb"), t("why.subject"), t("why.object"))
+demo = lessons.two_targets(sentence, query, (first, second))
+labels = token_labels(demo.tokens)
+words = {"token": esc(demo.tokens[query]), "a": esc(demo.tokens[first]), "b": esc(demo.tokens[second])}
+st.markdown(t("why.question", sentence=esc(sentence), **words))
 
-render.predict(f"why-{s.sentence}", t("why.predict", token=labels[query]),
+render.predict(f"why-{sentence}", t("why.predict", **words),
                [t("why.predict_one"), t("why.predict_two"), t("why.predict_none")], 1, t("why.predict_why"))
 
 left, right = st.columns(2)
@@ -37,6 +38,7 @@ with right:
                                       y_title=t("common.weight"), height=22 * len(labels) - 40), s, "why.two")
     st.metric(t("why.recover"), f"{demo.recover_two:.0%}")
 st.markdown(t("why.explain", share=float(demo.one_head[first] + demo.one_head[second])))
+st.caption(t("why.built", **words))
 
 st.subheader(t("why.geometry_title"))
 st.markdown(t("why.geometry"))

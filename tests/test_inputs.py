@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from mha_core import LabError, multi_head_attention
+from mha_core.i18n import LANGS, translate
 from mha_core.inputs import MAX_TOKENS, embed, illustrative_weights, random_weights, tokenize
 from mha_core.walkthrough import (
     averaging_matrix,
@@ -19,10 +22,49 @@ from mha_core.walkthrough import (
 )
 
 
-def test_english_splits_into_words_and_chinese_into_characters():
+def test_english_and_chinese_split_into_words_and_punctuation():
     assert tokenize("The cat sat.").tokens == ("The", "cat", "sat", ".")
-    assert tokenize("小猫坐着。").tokens == ("小", "猫", "坐", "着", "。")
+    assert tokenize("小猫追着球跑，因为它很开心。").tokens == (
+        "小猫", "追着", "球", "跑", "，", "因为", "它", "很", "开心", "。")      # words, not characters
+    assert tokenize("老师表扬了学生。").tokens == ("老师", "表扬", "了", "学生", "。")
     assert tokenize("it's 3.5 猫!").tokens == ("it's", "3.5", "猫", "!")
+    assert tokenize("abc小猫").tokens == ("abc", "小猫")                        # a script change ends a word
+
+
+@pytest.mark.parametrize("sentence", ["我们在北京大学学习人工智能，注意力机制很有用。", "㐀丽小猫", "ひらがな小猫"])
+def test_chinese_segmentation_keeps_every_character(sentence):
+    tokens = tokenize(sentence, max_tokens=100).tokens
+    assert "".join(tokens) == sentence
+    assert len(tokens) < len(sentence)                                           # some words are longer than 1
+
+
+def test_the_default_sentences_are_words_within_the_cap():
+    for lang in LANGS:
+        toks = tokenize(translate(lang, "common.default_sentence"))
+        assert toks.dropped == 0 and 6 <= len(toks.tokens) <= MAX_TOKENS
+    assert "小猫" in tokenize(translate("zh", "common.default_sentence")).tokens
+
+
+def test_segmenting_chinese_prints_nothing_and_fetches_nothing(capfd, monkeypatch):
+    """jieba logs its dictionary build to stderr and would cache it in the temp folder: neither here."""
+    import socket
+    import tempfile
+
+    from mha_core import inputs
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the segmenter tried to open a connection")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    inputs._build_segmenter.cache_clear()
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("jieba*.cache"))
+    assert tokenize("小猫追着球跑。").tokens == ("小猫", "追着", "球", "跑", "。")
+    assert inputs._segmenter() is inputs._segmenter()                              # built once per process
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    assert set(temp.glob("jieba*.cache")) == before
 
 
 def test_long_sentences_are_capped_and_say_so():

@@ -23,8 +23,8 @@ def ensemble_check(sentence: str, d_model: int, n_heads: int) -> demos.EnsembleC
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def two_targets(sentence: str) -> demos.TwoTargets:
-    return demos.two_targets(sentence)
+def two_targets(sentence: str, query: int, targets: tuple[int, int]) -> demos.TwoTargets:
+    return demos.two_targets(sentence, query, targets)
 
 
 @st.cache_resource(show_spinner=False)
