@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from streamlit.runtime import caching
 from streamlit.testing.v1 import AppTest
 from test_quiz_page import answer
 
-from apphelpers import open_page, shown_text
-from mha_core.classroom import Storage, pretty, sqlite_url
+from apphelpers import ROOT, open_page, shown_text
+from mha_core.classroom import SOURCE, Storage, pretty, sqlite_url
 from mha_core.i18n import LANGS, translate
-from mha_core.quiz import load_questions, student_seed
+from mha_core.quiz import load_questions, student_seed, valid_student_id
 from mha_core.ui import classroom as ui
 from mha_core.ui.nav import spec
+from mha_core.ui.quiz import button_key
 
 PAGE, QUIZ = spec("classroom").script, spec("quiz").script
 PASSWORD = "s3cret 教室"
@@ -29,9 +33,14 @@ def db(tmp_path, monkeypatch) -> str:
     url = sqlite_url(tmp_path / "data" / "class.sqlite3")
     monkeypatch.setenv("MHA_DATABASE_URL", url)
     monkeypatch.setenv("MHA_TEACHER_PASSWORD", PASSWORD)
-    ui.limiter.clear()
-    yield url
-    ui.limiter.clear()
+    return url
+
+
+def clear_cache() -> None:
+    """What the server does for any browser's ``clear_cache`` back-message (AppSession._handle_clear_cache_request
+    in the pinned Streamlit): both caches cleared for every session."""
+    caching.cache_data.clear()
+    caching.cache_resource.clear()
 
 
 def open_class_page(lang: str, **params: str) -> AppTest:
@@ -149,28 +158,177 @@ def test_wrong_codes_closed_classes_and_bad_names_get_clear_messages(db, lang):
     store.dispose()
 
 
-def test_a_locked_database_keeps_the_answer_to_resubmit(db, tmp_path):
-    store = Storage.open(db)
-    info = store.create_class()
-    at = join(open_class_page("en", **{"class": info.code}), "Ann")
+def student_on_quiz(code: str, lang: str = "en", name: str = "Ann") -> tuple[AppTest, str]:
+    """A student who joined by link and went to the quiz page: (the session, their quiz id)."""
+    at = join(open_class_page(lang, **{"class": code}), name)
     key = at.session_state["quiz_student"]
     at.switch_page(QUIZ)
     at.run()
-    q = load_questions("en", student_seed(key))[0]
+    assert not at.exception, at.exception
+    return at, key
+
+
+def reload(at: AppTest, lang: str = "en") -> AppTest:
+    """The same URL in a new session (a reload, or a reconnect after a restart)."""
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    again.session_state["lang"] = lang
+    again.query_params.update({k: v for k, v in at.query_params.items() if k != "lang"})
+    again.run().switch_page(QUIZ).run()
+    assert not again.exception, again.exception
+    return again
+
+
+def answered(at: AppTest, lang: str = "en") -> int:
+    n = len(load_questions(lang))
+    return next(i for i in range(n + 1) if translate(lang, "quiz.progress", answered=i, total=n)
+                in [p.proto.text for p in at.get("progress")])
+
+
+def test_an_unsaved_answer_is_announced_and_a_reload_never_pretends_it_was_saved(db, tmp_path):
+    """Broken 2: the database busy, the answer is graded but not saved. The page says plainly, before the
+    student leaves, how many answers are unsaved and that leaving loses them (with a button to send them
+    again); after a reload the quiz shows exactly what the database holds (today: 1 answered, 0 stored)."""
+    store = Storage.open(db)
+    info = store.create_class()
+    at, key = student_on_quiz(info.code)
+    qs = load_questions("en", student_seed(key))
+    answer(at, qs[0], student_seed(key), right=True)
     holder = sqlite3.connect(tmp_path / "data" / "class.sqlite3", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        answer(at, q, student_seed(key), right=True)
+        at.button(key="quiz_next").click().run()
+        answer(at, qs[1], student_seed(key), right=True)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     assert not at.exception, at.exception
     assert translate("en", "errors.class_db_busy") in errors(at)
-    assert translate("en", "classroom.pending", n=1) in [w.value for w in at.warning]
-    assert store.answers(info.id) == ()
-    at.button(key="classroom_resubmit").click().run()
-    assert [r.question_id for r in store.answers(info.id)] == [q.id]
-    assert not at.warning
+    assert translate("en", "quiz.unsaved", n=1, titles=qs[1].title) in [w.value for w in at.warning]
+    assert answered(at) == 1 and len(store.answers(info.id)) == 1     # the quiz shows what is stored
+    assert answered(reload(at)) == len(store.answers(info.id)) == 1   # …and so does a reload
+    at.button(key="quiz_resend").click().run()                        # or: send it again, now it is free
+    assert [r.question_id for r in store.answers(info.id)] == [qs[0].id, qs[1].id]
+    assert answered(at) == 2 and not at.warning
+    store.dispose()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_busy_database_at_join_or_login_does_not_talk_of_answers(db, tmp_path, lang):
+    store = Storage.open(db)
+    info = store.create_class()
+    holder = sqlite3.connect(tmp_path / "data" / "class.sqlite3", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        at = join(open_class_page(lang, **{"class": info.code}), "Ann")
+        teacher = as_teacher(open_class_page(lang), "guess")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    busy = translate(lang, "errors.class_db_busy")
+    assert busy in errors(at) and busy in errors(teacher)
+    assert not any(word in busy for word in ("answer", "回答", "kept", "保存在这里"))
+    store.dispose()
+
+
+def test_a_clear_cache_message_mid_class_resets_neither_limiter_nor_progress(db, monkeypatch):
+    """Broken 1: any browser's clear_cache cleared the limiter and everyone's progress. Now a hostile client
+    sends 30 wrong passwords from fresh sessions (3 each), clearing the caches after every one: only the
+    source's free tries (+1) are checked (clock frozen: no back-off expires), and the class's progress stays."""
+    monkeypatch.setattr("mha_core.classroom.auth.time", SimpleNamespace(time=lambda: 1_000_000.0))
+    store = Storage.open(db)
+    info = store.create_class()
+    at, key = student_on_quiz(info.code)
+    qs = load_questions("en", student_seed(key))
+    for q in qs[:2]:
+        answer(at, q, student_seed(key), right=True)
+        at.button(key="quiz_next").click().run()
+    checked = refused = 0
+    attacker = open_class_page("en")
+    for i in range(30):
+        if i % 3 == 0:
+            attacker = open_class_page("en")
+        as_teacher(attacker, f"guess {i}")
+        checked += translate("en", "errors.class_password_wrong") in errors(attacker)
+        refused += any(e.startswith(translate("en", "errors.class_rate_limited", seconds=0)[:20])
+                       for e in errors(attacker))
+        clear_cache()
+    free = int(SOURCE.free) + 1  # the free tries, and the one whose failure starts the back-off
+    assert (checked, refused) == (free, 30 - free)
+    at.run()
+    assert answered(at) == 2 and answered(reload(at)) == 2 and len(store.answers(info.id)) == 2
+    store.dispose()
+
+
+def test_after_a_restart_progress_comes_back_and_a_stored_answer_is_not_overwritten(db):
+    """Broken 5: a restart (the server's caches gone, the browser reconnecting with a new session) showed 0/35,
+    and answering again overwrote the stored row. Now the progress is read from the database: the question
+    shows its grade, no Check button, and the row is unchanged; a retry (the student's choice) may change it."""
+    store = Storage.open(db)
+    info = store.create_class()
+    at, key = student_on_quiz(info.code)
+    seed = student_seed(key)
+    q = load_questions("en", seed)[0]
+    answer(at, q, seed, right=False)
+    clear_cache()
+    back = reload(at)
+    assert answered(back) == 1 and translate("en", "quiz.wrong") in errors(back)
+    assert button_key("check", q.id) not in [b.key for b in back.button]
+    (row,) = store.answers(info.id)
+    assert (row.correct, row.attempts) == (False, 1)
+    store.dispose()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_deleted_database_file_is_reported_to_teacher_and_students(db, tmp_path, lang):
+    """Broken 3: the SQLite file deleted under the running app. The teacher's dashboard and the student's quiz
+    say so (nothing is "stored" into the unlinked file); after a restart the student is told the class is gone
+    instead of silently dropping out."""
+    teacher = as_teacher(open_class_page(lang))
+    teacher.button(key="classroom_new").click().run()
+    store = Storage.open(db)
+    (info,) = store.list_classes()
+    store.dispose()
+    at, key = student_on_quiz(info.code, lang)
+    qs = load_questions(lang, student_seed(key))
+    answer(at, qs[0], student_seed(key), right=True)
+    path = tmp_path / "data" / "class.sqlite3"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    lost = translate(lang, "errors.class_db_lost")
+    teacher.run()
+    assert lost in errors(teacher)
+    at.button(key="quiz_next").click().run()
+    answer(at, qs[1], student_seed(key), right=True)
+    assert lost in errors(at)
+    assert translate(lang, "quiz.unsaved", n=1, titles=qs[1].title) in [w.value for w in at.warning]
+    clear_cache()  # what a restart does to the process: a new engine, a new (empty) file
+    back = reload(at, lang)
+    assert translate(lang, "errors.class_gone", code=info.code) in errors(back)
+
+
+def test_a_students_link_cannot_rename_them_and_their_id_is_128_bits(db):
+    store = Storage.open(db)
+    info = store.create_class()
+    at, key = student_on_quiz(info.code, name="Ann")
+    assert valid_student_id(key) and len(key) == 32
+    other = open_page(PAGE, "en", query={"class": info.code, "student": key})  # someone who saw the link
+    assert "Ann" in [t.value for t in other.text]
+    other.button(key="classroom_leave").click().run()
+    join(other, "Mallory", info.code)
+    assert [s.name for s in store.students(info.id)] == ["Ann"]
+    at.switch_page(PAGE).run()                                                # the student's own session
+    at.button(key="classroom_leave").click().run()
+    join(at, "Ann B.", info.code)
+    assert [s.name for s in store.students(info.id)] == ["Ann B."]
+    store.dispose()
+
+
+def test_invisible_names_are_refused(db):
+    store = Storage.open(db)
+    info = store.create_class()
+    at = join(open_class_page("zh", **{"class": info.code}), "\u200b\u200d\u2060")
+    assert translate("zh", "errors.class_name_invisible") in errors(at)
+    assert store.students(info.id) == ()
     store.dispose()
 
 

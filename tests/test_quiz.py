@@ -14,6 +14,7 @@ import pytest
 import torch
 from torch import nn
 
+from mha_core.classroom import Storage, sqlite_url
 from mha_core.errors import LabError
 from mha_core.i18n import LANGS, catalog, translate
 from mha_core.quiz import (
@@ -385,46 +386,63 @@ def test_options_are_shuffled_per_student_and_stable():
 
 # --- the store and student ids ---
 
-def test_store_keeps_progress_per_student():
-    store = ProgressStore()
+@pytest.fixture
+def progress_store(tmp_path) -> ProgressStore:
+    """The progress store over a fresh SQLite class database."""
+    storage = Storage.open(sqlite_url(tmp_path / "data" / "quiz.sqlite3"))
+    yield ProgressStore(storage)
+    storage.dispose()
+
+
+A, B = "a" * 32, "b" * 32
+
+
+def test_store_keeps_progress_per_student(progress_store):
+    store = progress_store
     q = load_questions("en")[0]
-    assert store.get("aaaaaaaa") == Progress()
-    store.update("aaaaaaaa", lambda p: p.record(grade(q, "64")))
-    assert store.get("aaaaaaaa").score([q]).right == 1 and store.get("bbbbbbbb") == Progress()
+    assert store.get(A) == Progress()
+    store.update(A, lambda p: p.record(grade(q, "64")))
+    assert store.get(A).score([q]).right == 1 and store.get(B) == Progress()
     with pytest.raises(LabError):
-        store.update("aaaaaaaa", lambda p: p.record(grade(q, "1")))
-    assert store.get("aaaaaaaa").score([q]).right == 1  # a refused change stores nothing
-    store.reset("aaaaaaaa")
-    assert store.get("aaaaaaaa") == Progress()
+        store.update(A, lambda p: p.record(grade(q, "1")))
+    assert store.get(A).score([q]).right == 1  # a refused change stores nothing
+    store.reset(A)
+    assert store.get(A) == Progress()
 
 
-def test_store_is_bounded_and_thread_safe():
-    small = ProgressStore(capacity=3)
-    for sid in ("00000001", "00000002", "00000003"):
-        small.update(sid, lambda p: p.moved(1, 5))
-    small.get("00000001")  # recently used: kept
-    small.update("00000004", lambda p: p.moved(1, 5))
-    assert small.get("00000002") == Progress() and small.get("00000001").position == 1
+def test_progress_round_trips_through_the_database(progress_store):
+    """Every field of a Progress (grades, history over two rounds, round, position) comes back equal."""
+    qs = [q for q in load_questions("en") if q.kind is Kind.SINGLE][:3]
+    p = Progress()
+    for q in qs:
+        p = p.record(grade(q, next(o for o in q.option_ids if o != q.correct[0])))
+    p = p.retry_wrong(qs).record(grade(qs[0], qs[0].correct[0])).moved(2, len(qs))
+    progress_store.update(A, lambda _: p)
+    assert progress_store.get(A) == p and p.round == 2 and len(p.history) == 4
 
-    store, qs = ProgressStore(), load_questions("en")
+
+def test_store_never_loses_an_update_between_threads(progress_store):
+    """Two tabs (or two replicas) answering at once: compare-and-set keeps every answer."""
+    store, qs = progress_store, load_questions("en")
     choices = [q for q in qs if q.kind is Kind.SINGLE]
 
     def answer(q: Question) -> None:
-        store.update("cafebabe", lambda p: p.record(grade(q, q.correct[0])))
+        store.update("c" * 32, lambda p: p.record(grade(q, q.correct[0])))
 
     threads = [threading.Thread(target=answer, args=(q,)) for q in choices]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
-    assert store.get("cafebabe").score(qs).right == len(choices)
+    assert store.get("c" * 32).score(qs).right == len(choices)
 
 
 def test_student_ids():
     sid = new_student_id()
     assert valid_student_id(sid) and sid != new_student_id()
-    assert student_seed("000000ff") == 255
-    for bad in (None, "", "xyz", "0000000G", "000000001", "ABCDEF12", "../etc/x", 12345678):
+    assert len(sid) == 32 and int(sid, 16).bit_length() > 64  # 128 random bits (this fails once in 2**64)
+    assert student_seed("0" * 30 + "ff") == 255
+    for bad in (None, "", "xyz", "0000abcd", "0" * 31 + "G", "0" * 33, "ABCDEF12" * 4, "../etc/x", 12345678):
         assert not valid_student_id(bad)
 
 

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from test_quiz import STATED, torch_expected
 
 from apphelpers import ROOT, shown_text
+from mha_core.classroom import sqlite_url
 from mha_core.i18n import translate
 from mha_core.quiz import Kind, Question, load_questions, presented_order, student_seed
 from mha_core.ui.nav import available_pages, spec
@@ -17,6 +18,14 @@ from mha_core.ui.quiz import answer_key, button_key
 
 QUIZ = spec("quiz").script
 TEACHING = {p.key for p in available_pages()}
+
+
+@pytest.fixture(autouse=True)
+def db(tmp_path, monkeypatch) -> str:
+    """Progress lives in the class database: a fresh SQLite file per test (never the user's data/)."""
+    url = sqlite_url(tmp_path / "data" / "quiz.sqlite3")
+    monkeypatch.setenv("MHA_DATABASE_URL", url)
+    return url
 
 
 def start(lang: str, student: str, mode: str = "one") -> AppTest:
@@ -89,7 +98,7 @@ def walk(at: AppTest, lang: str, student: str, mode: str, right: bool) -> tuple[
 
 @pytest.mark.parametrize("lang, mode", [("en", "one"), ("zh", "all")])
 def test_whole_quiz_all_right(lang, mode):
-    student = "0000a11f" if lang == "en" else "0000a12f"
+    student = "0000a11f000000000000000000000000" if lang == "en" else "0000a12f000000000000000000000000"
     at = start(lang, student, mode)
     qs = walk(at, lang, student, mode, right=True)
     assert score_shown(at, lang, len(qs), len(qs))
@@ -105,7 +114,7 @@ def test_whole_quiz_all_right(lang, mode):
 
 @pytest.mark.parametrize("lang, mode", [("en", "all"), ("zh", "one")])
 def test_whole_quiz_all_wrong_then_retry(lang, mode):
-    student = "0000b01f" if lang == "en" else "0000b02f"
+    student = "0000b01f000000000000000000000000" if lang == "en" else "0000b02f000000000000000000000000"
     at = start(lang, student, mode)
     qs = walk(at, lang, student, mode, right=False)
     assert score_shown(at, lang, 0, len(qs))
@@ -134,7 +143,7 @@ def test_whole_quiz_all_wrong_then_retry(lang, mode):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_bad_input_gets_a_message_and_costs_nothing(lang):
-    student = "0000c0de" if lang == "en" else "0000c0df"
+    student = "0000c0de000000000000000000000000" if lang == "en" else "0000c0df000000000000000000000000"
     at = start(lang, student, "all")
     qs = {q.id: q for q in load_questions(lang, student_seed(student))}
     n = len(qs)
@@ -168,7 +177,8 @@ def test_bad_input_gets_a_message_and_costs_nothing(lang):
 
 def test_an_answer_to_a_graded_question_is_refused():
     """Two tabs of the same student: the second, stale tab cannot change the first answer."""
-    first, stale = start("en", "0000d00d", "all"), start("en", "0000d00d", "all")
+    student = "0000d00d000000000000000000000000"
+    first, stale = start("en", student, "all"), start("en", student, "all")
     at_q = "self-test-1b"
     first.radio(key=answer_key(at_q)).set_value("same")
     first.button(key=button_key("check", at_q)).click().run()
@@ -180,7 +190,7 @@ def test_an_answer_to_a_graded_question_is_refused():
 
 
 def test_progress_survives_switching_pages_and_reloading():
-    student = "0000e0e0"
+    student = "0000e0e0000000000000000000000000"
     at = start("en", student, "one")
     qs = load_questions("en", student_seed(student))
     for q in qs[:2]:
@@ -202,12 +212,12 @@ def test_progress_survives_switching_pages_and_reloading():
     assert reloaded.sidebar.radio(key="quiz_mode").value == "all"
     assert reloaded.query_params["student"] == student
 
-    stranger = start("en", "0000e0e1")
+    stranger = start("en", "0000e0e1000000000000000000000000")
     assert score_shown(stranger, "en", 0, len(qs))
 
 
 def test_one_at_a_time_remembers_the_position():
-    student = "0000f00f"
+    student = "0000f00f000000000000000000000000"
     at = start("en", student, "one")
     qs = load_questions("en", student_seed(student))
     at.button(key="quiz_next").click().run()
@@ -222,12 +232,12 @@ def test_one_at_a_time_remembers_the_position():
 def test_a_new_student_gets_an_id_in_the_url():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run().switch_page(QUIZ).run()
-    assert re.fullmatch(r"[0-9a-f]{8}", at.query_params["student"])
+    assert re.fullmatch(r"[0-9a-f]{32}", at.query_params["student"])
     assert at.query_params["mode"] == "one"
 
 
 def test_options_are_shuffled_per_student():
-    a, b = "00000001", "00000002"
+    a, b = "00000001000000000000000000000000", "00000002000000000000000000000000"
     single = [q for q in load_questions("en") if q.kind is Kind.SINGLE]
     assert any(presented_order(q, student_seed(a)) != presented_order(q, student_seed(b)) for q in single)
     shown = {}
@@ -243,7 +253,7 @@ def test_options_are_shuffled_per_student():
 
 
 def test_switching_language_keeps_the_answers():
-    student = "0000aa11"
+    student = "0000aa11000000000000000000000000"
     at = start("en", student, "all")
     q = load_questions("en", student_seed(student))[1]
     at.radio(key=answer_key(q.id)).set_value(q.correct[0])
@@ -254,7 +264,7 @@ def test_switching_language_keeps_the_answers():
 
 
 def test_start_over_clears_the_answers_but_keeps_the_numbers():
-    student = "0000bb22"
+    student = "0000bb22000000000000000000000000"
     at = start("en", student, "one")
     qs = load_questions("en", student_seed(student))
     answer(at, qs[0], student_seed(student), right=True)
@@ -262,3 +272,29 @@ def test_start_over_clears_the_answers_but_keeps_the_numbers():
     at.sidebar.button(key="quiz_restart").click().run()
     assert score_shown(at, "en", 0, len(qs))
     assert qs[0].prompt in texts(at) and at.query_params["student"] == student
+
+
+def test_a_forged_choice_is_echoed_as_text_never_as_markdown():
+    """A client can send any value for a radio; the error that names it must not fetch an image or bold."""
+    def script():
+        import streamlit as st
+
+        from mha_core.quiz import Kind, load_questions
+        from mha_core.ui import quiz, render
+
+        st.session_state.setdefault("lang", "en")
+        q = next(q for q in load_questions("en") if q.kind is Kind.SINGLE)
+        quiz._submit("a" * 32, q, "![i](http://127.0.0.1:9/x.png) **b**")
+        render.show_error(st.session_state[quiz.FLASH_KEY].pop(q.id))
+
+    at = AppTest.from_function(script)
+    at.run()
+    (shown,) = errors(at)
+    assert "\\!\\[i\\]\\(http" in shown and "\\*\\*b\\*\\*" in shown and "](" not in shown
+
+
+def test_the_student_id_stays_off_the_projector():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["present"] = "1"
+    at.run().switch_page(QUIZ).run()
+    assert not at.exception and "student" not in at.query_params

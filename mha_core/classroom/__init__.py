@@ -2,23 +2,38 @@
 dashboard figures and password checks. The Streamlit bridges live in ``mha_core.ui.classroom``."""
 
 from mha_core.classroom.aggregates import Dashboard, QuestionStat, StudentScore, WrongAnswer, answers_csv, dashboard
-from mha_core.classroom.auth import RateLimiter, configured_password, password_matches
+from mha_core.classroom.auth import SESSION, SOURCE, Policy, RateLimiter, configured_password, password_matches
 from mha_core.classroom.codes import ALPHABET, BITS, new_code, normalize_code, pretty
 from mha_core.classroom.config import database_url, sqlite_url
-from mha_core.classroom.names import MAX_NAME, clean_name
-from mha_core.classroom.storage import AnswerRow, ClassInfo, DatabaseError, Member, Storage, StudentRow, make_engine
+from mha_core.classroom.names import MAX_NAME, clean_name, shown_name
+from mha_core.classroom.storage import (
+    AnswerRow,
+    ClassAnswer,
+    ClassInfo,
+    DatabaseError,
+    Member,
+    SaveOutcome,
+    Storage,
+    StudentRow,
+    make_engine,
+)
 
 __all__ = [
     "ALPHABET",
     "BITS",
     "MAX_NAME",
+    "SESSION",
+    "SOURCE",
     "AnswerRow",
+    "ClassAnswer",
     "ClassInfo",
     "Dashboard",
     "DatabaseError",
     "Member",
+    "Policy",
     "QuestionStat",
     "RateLimiter",
+    "SaveOutcome",
     "Storage",
     "StudentRow",
     "StudentScore",
@@ -33,5 +48,6 @@ __all__ = [
     "normalize_code",
     "password_matches",
     "pretty",
+    "shown_name",
     "sqlite_url",
 ]

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mha_core.classroom.names import shown_name
 from mha_core.classroom.storage import AnswerRow, StudentRow
 
 
@@ -65,7 +66,8 @@ class Dashboard:
 
 def dashboard(students: Sequence[StudentRow], rows: Sequence[AnswerRow], question_ids: Sequence[str],
               top_wrong: int = 10) -> Dashboard:
-    """Aggregate a class: questions in bank order (unknown ids after), students in joining order."""
+    """Aggregate a class: questions in bank order (unknown ids after), students in joining order (names as shown:
+    bidirectional overrides neutralised)."""
     order = list(dict.fromkeys([*question_ids, *(r.question_id for r in rows)]))
     answered = Counter(r.question_id for r in rows)
     right = Counter(r.question_id for r in rows if r.correct)
@@ -75,7 +77,7 @@ def dashboard(students: Sequence[StudentRow], rows: Sequence[AnswerRow], questio
     common = sorted(wrong.items(), key=lambda kv: (-kv[1], rank[kv[0][0]], kv[0][1]))[:top_wrong]
     per_answered = Counter(r.student_id for r in rows)
     per_right = Counter(r.student_id for r in rows if r.correct)
-    scores = tuple(StudentScore(s.id, s.name, per_answered[s.id], per_right[s.id]) for s in students)
+    scores = tuple(StudentScore(s.id, shown_name(s.name), per_answered[s.id], per_right[s.id]) for s in students)
     return Dashboard(scores, stats, tuple(WrongAnswer(q, c, n) for (q, c), n in common))
 
 
@@ -88,11 +90,13 @@ def _cell(value: object) -> object:
 
 
 def answers_csv(code: str, rows: Sequence[AnswerRow], titles: dict[str, str]) -> str:
-    """The class's answers as CSV (UTF-8 with BOM so spreadsheets read Chinese names), one row per answer."""
+    """The class's answers as CSV (UTF-8 with BOM so spreadsheets read Chinese names), one row per answer; names
+    without bidirectional overrides, cells that could run as formulas defused."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["class", "student", "question_id", "question", "answer", "correct", "attempts", "answered_at"])
     for r in rows:
-        writer.writerow([_cell(v) for v in (code, r.name, r.question_id, titles.get(r.question_id, r.question_id),
-                                            r.canonical, int(r.correct), r.attempts, r.answered_at.isoformat())])
+        title = titles.get(r.question_id, r.question_id)
+        writer.writerow([_cell(v) for v in (code, shown_name(r.name), r.question_id, title, r.canonical,
+                                            int(r.correct), r.attempts, r.answered_at.isoformat())])
     return "\ufeff" + out.getvalue()

@@ -1,12 +1,23 @@
-"""Display names: trimmed, 1–40 characters of any script or emoji, no control characters."""
+"""Display names: trimmed, 1–40 characters of any script or emoji, no control characters, something visible;
+and the same names made safe to show (bidirectional overrides neutralised on the dashboard and in the CSV)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from mha_core.errors import LabError
 
 MAX_NAME = 40
+# Characters that draw nothing although they are letters or symbols (fillers, blank braille, Mongolian separator).
+_BLANK_LOOKALIKES = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
+# Embeddings, overrides and isolates (LRE…RLO, LRI…PDI) and the implicit marks: they reorder what follows them,
+# so a name could make a neighbouring cell or the next CSV field read backwards.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+
+def _invisible(c: str) -> bool:
+    return c.isspace() or c in _BLANK_LOOKALIKES or unicodedata.category(c) in ("Cf", "Mn", "Me", "Zs")
 
 
 def clean_name(raw: object) -> str:
@@ -18,4 +29,12 @@ def clean_name(raw: object) -> str:
         raise LabError("class_name_too_long", "A display name has at most {max} characters.", max=MAX_NAME)
     if any(unicodedata.category(c) in ("Cc", "Cs") for c in text):
         raise LabError("class_name_control", "A display name cannot contain line breaks or control characters.")
+    if all(_invisible(c) for c in text):
+        raise LabError("class_name_invisible", "A display name needs at least one visible character.")
     return text
+
+
+def shown_name(name: str) -> str:
+    """A stored name as the dashboard and the CSV show it: bidirectional controls removed (the letters of any
+    script, right-to-left ones included, stay as they are)."""
+    return BIDI_CONTROLS.sub("", name)

@@ -10,17 +10,21 @@ from sqlalchemy import (
     Connection,
     DateTime,
     Engine,
+    Float,
     ForeignKey,
     Integer,
     MetaData,
     String,
     Table,
+    Text,
     UniqueConstraint,
     exc,
     select,
 )
 
 from mha_core.classroom.names import MAX_NAME
+
+KEY_LENGTH = 64  # a student id: 32 hex digits today (128 bits); room for a longer one
 
 metadata = MetaData()
 
@@ -43,7 +47,7 @@ students = Table(
     "mha_students", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), nullable=False),
-    Column("key", String(16), nullable=False),          # the quiz's student id (seeds the numbers)
+    Column("key", String(KEY_LENGTH), nullable=False),  # the quiz's student id (seeds the numbers)
     Column("name", String(MAX_NAME), nullable=False),
     Column("joined_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("class_id", "key", name="uq_student_key"),
@@ -62,8 +66,33 @@ answers = Table(
     UniqueConstraint("class_id", "student_id", "question_id", name="uq_answer_once"),
 )
 
+progress = Table(
+    "mha_progress", metadata,
+    Column("key", String(KEY_LENGTH), primary_key=True),  # the quiz's student id, in a class or not
+    Column("data", Text, nullable=False),                  # the Progress as JSON (mha_core.quiz.store)
+    Column("version", Integer, nullable=False),            # +1 per write: compare-and-set, never a lost update
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+limiter = Table(
+    "mha_limiter", metadata,
+    Column("key", String(160), primary_key=True),        # e.g. "ip:203.0.113.9", "session:…"
+    Column("failures", Float, nullable=False),           # wrong tries, leaking away with time
+    Column("blocked_until", Float, nullable=False),      # epoch seconds (wall clock: shared by replicas)
+    Column("updated_at", Float, nullable=False),
+    Column("version", Integer, nullable=False),
+)
+
+
+def _wider_student_key(conn: Connection) -> None:
+    """v2: student ids grew from 8 to 32 hex digits (SQLite ignores VARCHAR lengths; PostgreSQL does not)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"ALTER TABLE mha_students ALTER COLUMN key TYPE VARCHAR({KEY_LENGTH})")
+
+
 # Each step upgrades version n-1 to n. Version 1 is the tables above (create_all); add steps, never edit them.
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None,)
+# v2 adds mha_progress and mha_limiter (create_all makes them) and widens mha_students.key.
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None, _wider_student_key)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,28 +1,49 @@
 """The class store over SQLAlchemy 2: classes, students and their answers, one row per (class, student, question).
 
-Every write is one statement (INSERT … SELECT … ON CONFLICT DO UPDATE), so SQLite never has to upgrade a
-read lock to a write lock mid-transaction and PostgreSQL never sees a duplicate under concurrency. Database
-failures become ``DatabaseError`` (a translated LabError) so a page can keep the answer and offer a resubmit.
+Every write transaction starts with a write (INSERT … SELECT … ON CONFLICT, or a compare-and-set UPDATE), so
+SQLite never has to upgrade a read lock to a write lock mid-transaction and PostgreSQL never sees a duplicate under
+concurrency. Database failures become ``DatabaseError`` (a translated LabError) so a page can keep the answer and
+offer a resubmit. A SQLite file deleted or replaced under the running app is noticed before every statement
+(its device and inode are compared with the file opened), so nothing is "stored" into an unlinked file.
+
+Everything whose loss matters lives here, never in a process: classes and their switches, students, answers,
+every student's quiz progress (``load_progress`` / ``save_progress``) and the password limiter (``auth``).
+Several app replicas can share one PostgreSQL database.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import Enum
 from pathlib import Path
 
-from sqlalchemy import Boolean, DateTime, Engine, Integer, String, create_engine, event, exc, literal, select
+from sqlalchemy import (
+    Boolean,
+    Connection,
+    DateTime,
+    Engine,
+    Integer,
+    String,
+    create_engine,
+    event,
+    exc,
+    literal,
+    select,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
 from mha_core.classroom.codes import new_code, normalize_code
 from mha_core.classroom.names import clean_name
-from mha_core.classroom.schema import answers, classes, migrate, students
+from mha_core.classroom.schema import answers, classes, migrate, progress, students
 from mha_core.errors import LabError
 
 BUSY_TIMEOUT_MS = 5000
+PG_TIMEOUT_S = 2.0  # PostgreSQL connect and statement timeout: a quiz click waits at most about this long
 
 
 class DatabaseError(LabError):
@@ -78,11 +99,16 @@ def _now() -> datetime:
 
 
 def make_engine(url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
-    """An engine for any SQLAlchemy URL; SQLite files get their folder, WAL journal and a busy timeout."""
+    """An engine for any SQLAlchemy URL; SQLite files get their folder, WAL journal and a busy timeout,
+    PostgreSQL a connect and a statement timeout of ``PG_TIMEOUT_S`` (a silent server costs seconds, not minutes)."""
     u = make_url(url)
     if u.get_backend_name() != "sqlite":
-        args = {"connect_timeout": 5} if u.get_backend_name() == "postgresql" else {}
-        return create_engine(u, pool_pre_ping=True, pool_size=10, max_overflow=20, pool_timeout=20,
+        args: dict[str, object] = {}
+        if u.get_backend_name() == "postgresql":
+            ms = int(PG_TIMEOUT_S * 1000)
+            args = {"connect_timeout": int(PG_TIMEOUT_S),
+                    "options": f"-c statement_timeout={ms} -c lock_timeout={ms}"}
+        return create_engine(u, pool_pre_ping=True, pool_size=10, max_overflow=20, pool_timeout=PG_TIMEOUT_S * 5,
                              connect_args=args)
     if u.database and u.database != ":memory:":
         Path(u.database).parent.mkdir(parents=True, exist_ok=True)
@@ -100,20 +126,32 @@ def make_engine(url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
     return engine
 
 
+def _gone(member: Member) -> LabError:
+    return LabError("class_gone", "Class {code} is no longer in the database.", code=member.code)
+
+
+def _lost() -> DatabaseError:
+    return DatabaseError("class_db_lost", "The class database was deleted or replaced while the app was running.")
+
+
 @contextlib.contextmanager
 def _translated() -> Iterator[None]:
-    """Turn driver failures into DatabaseError: busy (locked) or unavailable (anything else operational)."""
+    """Turn driver failures into DatabaseError: busy (locked), lost (tables gone) or unavailable (the rest)."""
     try:
         yield
-    except (exc.OperationalError, exc.InterfaceError, exc.TimeoutError) as err:
+    except (exc.OperationalError, exc.InterfaceError, exc.TimeoutError, exc.ProgrammingError) as err:
         text = str(err).lower()
+        if "no such table" in text or "undefinedtable" in text or ("relation" in text and "does not exist" in text):
+            raise _lost() from err
+        if isinstance(err, exc.ProgrammingError):
+            raise
         if "locked" in text or "busy" in text:
-            raise DatabaseError("class_db_busy", "The class database is busy; your answer was kept.") from err
-        raise DatabaseError("class_db_unavailable", "The class database cannot be reached; your answer was kept.") \
+            raise DatabaseError("class_db_busy", "The class database is busy; nothing was saved.") from err
+        raise DatabaseError("class_db_unavailable", "The class database cannot be reached; nothing was saved.") \
             from err
 
 
-def _insert(engine: Engine, table):  # noqa: ANN001, ANN202 - a dialect's Insert construct
+def dialect_insert(engine: Engine, table):  # noqa: ANN001, ANN202 - a dialect's Insert construct
     name = engine.dialect.name
     if name == "sqlite":
         return sqlite.insert(table)
@@ -122,11 +160,32 @@ def _insert(engine: Engine, table):  # noqa: ANN001, ANN202 - a dialect's Insert
     raise NotImplementedError(f"class mode supports SQLite and PostgreSQL, not {name}")
 
 
+def _file_identity(engine: Engine) -> tuple[Path, tuple[int, int]] | None:
+    """(path, (device, inode)) of a SQLite file database, to notice the file being deleted or replaced."""
+    db = engine.url.database
+    if engine.dialect.name != "sqlite" or not db or db == ":memory:" or db.startswith("file:"):
+        return None
+    path = Path(db).resolve()
+    st = path.stat()
+    return path, (st.st_dev, st.st_ino)
+
+
+class SaveOutcome(Enum):
+    """What ``save_progress`` did: stored (and the class answer too), stored but the class refused, or a conflict."""
+
+    SAVED = "saved"
+    CONFLICT = "conflict"          # someone else wrote this progress first: nothing stored, read and try again
+    CLASS_CLOSED = "class_closed"  # progress stored; the class takes no more answers
+    CLASS_GONE = "class_gone"      # progress stored; the class is no longer in the database
+
+
 class Storage:
-    """Classes, students and answers in one database (thread-safe: one engine, a connection per call)."""
+    """Classes, students, answers and quiz progress in one database (thread-safe: one engine, a connection per
+    call). Public methods are the stable contract other modules (and the replicated deployment) rely on."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._file = _file_identity(engine)
 
     @classmethod
     def open(cls, url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Storage:
@@ -144,6 +203,32 @@ class Storage:
         """Close every pooled connection."""
         self.engine.dispose()
 
+    def check(self) -> None:
+        """DatabaseError ``class_db_lost`` when the SQLite file opened was deleted or replaced since."""
+        if self._file is None:
+            return
+        path, ident = self._file
+        try:
+            st = os.stat(path)
+        except OSError:
+            raise _lost() from None
+        if (st.st_dev, st.st_ino) != ident:
+            raise _lost()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A connection for reads, after the file check; driver failures become DatabaseError."""
+        self.check()
+        with _translated(), self.engine.connect() as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """A transaction (committed on leaving), after the file check; driver failures become DatabaseError."""
+        self.check()
+        with _translated(), self.engine.begin() as conn:
+            yield conn
+
     # --- classes ---
 
     def create_class(self) -> ClassInfo:
@@ -151,7 +236,7 @@ class Storage:
         for _ in range(5):
             code = new_code()
             try:
-                with _translated(), self.engine.begin() as conn:
+                with self.writing() as conn:
                     conn.execute(classes.insert().values(code=code, created_at=_now(), closed=False, reveal=False))
                 return self.find_class(code)
             except exc.IntegrityError:  # the same code twice: vanishingly rare, try another
@@ -163,7 +248,7 @@ class Storage:
         code = normalize_code(code_text)
         if code is None:
             raise LabError("class_code_malformed", "A class code has 8 letters and digits, e.g. K7QX-2MPA.")
-        with _translated(), self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(select(classes).where(classes.c.code == code)).first()
         if row is None:
             raise LabError("class_code_unknown", "There is no class with the code {code}.", code=code)
@@ -171,78 +256,113 @@ class Storage:
 
     def list_classes(self, limit: int = 50) -> tuple[ClassInfo, ...]:
         """The most recent classes first."""
-        with _translated(), self.engine.connect() as conn:
+        with self.reading() as conn:
             rows = conn.execute(select(classes).order_by(classes.c.id.desc()).limit(limit)).all()
         return tuple(ClassInfo(r.id, r.code, r.created_at, r.closed, r.reveal) for r in rows)
 
     def set_closed(self, class_id: int, closed: bool) -> None:
         """Close a class (no more answers) or open it again."""
-        with _translated(), self.engine.begin() as conn:
+        with self.writing() as conn:
             conn.execute(classes.update().where(classes.c.id == class_id).values(closed=closed))
 
     def set_reveal(self, class_id: int, reveal: bool) -> None:
         """Let the class's students see the explanations (or hide them again)."""
-        with _translated(), self.engine.begin() as conn:
+        with self.writing() as conn:
             conn.execute(classes.update().where(classes.c.id == class_id).values(reveal=reveal))
 
     # --- students ---
 
-    def join(self, code_text: str, key: str, name_text: str) -> Member:
-        """Join an open class under a display name; joining again with the same key renames, never duplicates."""
+    def join(self, code_text: str, key: str, name_text: str, rename: bool = False) -> Member:
+        """Join an open class under a display name; joining again with the same key never duplicates, and
+        renames only with ``rename`` (the student's own session), else keeps the stored name."""
         name = clean_name(name_text)
         info = self.find_class(code_text)
         if info.closed:
             raise LabError("class_closed", "Class {code} is closed.", code=info.code)
-        ins = _insert(self.engine, students)
+        ins = dialect_insert(self.engine, students)
         src = select(literal(info.id, Integer), literal(key, String), literal(name, String),
                      literal(_now(), DateTime(timezone=True))).where(
             select(classes.c.id).where(classes.c.id == info.id, classes.c.closed.is_(False)).exists())
         stmt = ins.from_select(["class_id", "key", "name", "joined_at"], src).on_conflict_do_update(
-            index_elements=["class_id", "key"], set_={"name": ins.excluded.name}).returning(students.c.id)
-        with _translated(), self.engine.begin() as conn:
+            index_elements=["class_id", "key"], set_={"name": ins.excluded.name if rename else students.c.name},
+        ).returning(students.c.id, students.c.name)
+        with self.writing() as conn:
             row = conn.execute(stmt).first()  # RETURNING: no row when the class closed meanwhile
         if row is None:
             raise LabError("class_closed", "Class {code} is closed.", code=info.code)
-        return Member(info.id, info.code, row.id, key, name)
+        return Member(info.id, info.code, row.id, key, row.name)
 
     def member(self, code_text: str, key: str) -> Member | None:
         """The student with this quiz id in this class, if they joined before (to restore after a reload)."""
         info = self.find_class(code_text)
-        with _translated(), self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(select(students).where(students.c.class_id == info.id, students.c.key == key)).first()
         return None if row is None else Member(info.id, info.code, row.id, key, row.name)
 
+    def class_of(self, m: Member) -> ClassInfo | None:
+        """The member's class as stored now, or None when the class or the student's row is no longer in the
+        database (lost, reset or restored from an older copy): the caller says so instead of dropping them."""
+        with self.reading() as conn:
+            row = conn.execute(select(classes).join(students, students.c.class_id == classes.c.id).where(
+                students.c.id == m.student_id, students.c.key == m.key, classes.c.id == m.class_id,
+                classes.c.code == m.code)).first()
+        return None if row is None else ClassInfo(row.id, row.code, row.created_at, row.closed, row.reveal)
+
     def students(self, class_id: int) -> tuple[StudentRow, ...]:
         """Everyone who joined, in joining order."""
-        with _translated(), self.engine.connect() as conn:
+        with self.reading() as conn:
             rows = conn.execute(select(students).where(students.c.class_id == class_id)
                                 .order_by(students.c.id)).all()
         return tuple(StudentRow(r.id, r.name, r.joined_at) for r in rows)
 
     # --- answers ---
 
-    def record(self, member: Member, question_id: str, canonical: str, correct: bool) -> None:
-        """Store a graded answer; a resubmission of the same question updates it (attempts + 1).
-
-        Refused (LabError class_closed) when the class is closed; DatabaseError when the database fails.
-        """
-        ins = _insert(self.engine, answers)
+    def _answer_stmt(self, member: Member, question_id: str, canonical: str, correct: bool, replace: bool):  # noqa: ANN202
+        ins = dialect_insert(self.engine, answers)
         src = select(
             literal(member.class_id, Integer), literal(member.student_id, Integer), literal(question_id, String),
             literal(canonical, String), literal(bool(correct), Boolean), literal(1, Integer),
             literal(_now(), DateTime(timezone=True)),
         ).where(select(classes.c.id).where(classes.c.id == member.class_id, classes.c.closed.is_(False)).exists())
+        # a student row that is gone fails the foreign key (IntegrityError): see _gone
         stmt = ins.from_select(
-            ["class_id", "student_id", "question_id", "canonical", "correct", "attempts", "answered_at"], src,
-        ).on_conflict_do_update(
-            index_elements=["class_id", "student_id", "question_id"],
-            set_={"canonical": ins.excluded.canonical, "correct": ins.excluded.correct,
-                  "attempts": answers.c.attempts + 1, "answered_at": ins.excluded.answered_at},
-        ).returning(answers.c.id)
-        with _translated(), self.engine.begin() as conn:
-            stored = conn.execute(stmt).first()  # RETURNING (rowcount is unreliable for INSERT … SELECT)
-        if stored is None:
-            raise LabError("class_closed", "Class {code} is closed.", code=member.code)
+            ["class_id", "student_id", "question_id", "canonical", "correct", "attempts", "answered_at"], src)
+        if replace:
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["class_id", "student_id", "question_id"],
+                set_={"canonical": ins.excluded.canonical, "correct": ins.excluded.correct,
+                      "attempts": answers.c.attempts + 1, "answered_at": ins.excluded.answered_at})
+        else:  # keep what is stored (re-uploading earlier answers must never change one)
+            stmt = stmt.on_conflict_do_update(index_elements=["class_id", "student_id", "question_id"],
+                                              set_={"attempts": answers.c.attempts})
+        return stmt.returning(answers.c.id)
+
+    def _refused(self, conn: Connection, member: Member) -> LabError:
+        """Why the class took no answer: closed, or no longer in the database."""
+        row = conn.execute(select(classes.c.closed).where(classes.c.id == member.class_id,
+                                                          classes.c.code == member.code)).first()
+        alive = row is not None and conn.execute(
+            select(students.c.id).where(students.c.id == member.student_id)).first() is not None
+        if alive:
+            return LabError("class_closed", "Class {code} is closed.", code=member.code)
+        return _gone(member)
+
+    def record(self, member: Member, question_id: str, canonical: str, correct: bool, replace: bool = True) -> None:
+        """Store a graded answer; a resubmission of the same question updates it (attempts + 1), unless
+        ``replace`` is False (then a stored answer stays as it is).
+
+        Refused (LabError class_closed / class_gone) when the class is closed or gone; DatabaseError when the
+        database fails.
+        """
+        stmt = self._answer_stmt(member, question_id, canonical, correct, replace)
+        try:
+            with self.writing() as conn:
+                stored = conn.execute(stmt).first()  # RETURNING (rowcount is unreliable for INSERT … SELECT)
+                refused = None if stored is not None else self._refused(conn, member)
+        except exc.IntegrityError:  # the student's row is gone (foreign key)
+            refused = _gone(member)
+        if refused is not None:
+            raise refused
 
     def answers(self, class_id: int, student_id: int | None = None) -> tuple[AnswerRow, ...]:
         """The class's stored answers (one student's only, when given), oldest first."""
@@ -250,7 +370,61 @@ class Storage:
                  .where(answers.c.class_id == class_id).order_by(answers.c.id))
         if student_id is not None:
             query = query.where(answers.c.student_id == student_id)
-        with _translated(), self.engine.connect() as conn:
+        with self.reading() as conn:
             rows = conn.execute(query).all()
         return tuple(AnswerRow(r.student_id, r.name, r.question_id, r.canonical, r.correct, r.attempts,
                                r.answered_at) for r in rows)
+
+    # --- quiz progress (every student, in a class or not) ---
+
+    def load_progress(self, key: str) -> tuple[int, str | None]:
+        """(version, the stored JSON) of a student's quiz progress; (0, None) when nothing is stored yet."""
+        with self.reading() as conn:
+            row = conn.execute(select(progress.c.version, progress.c.data).where(progress.c.key == key)).first()
+        return (0, None) if row is None else (row.version, row.data)
+
+    def save_progress(self, key: str, version: int, data: str, answer: ClassAnswer | None = None) -> SaveOutcome:
+        """Store the progress read at ``version`` (compare-and-set) and, in the same transaction, the class
+        answer it adds: both or neither, so the quiz never shows an answer the teacher does not have.
+
+        CONFLICT (nothing stored) when the progress changed since it was read; CLASS_CLOSED / CLASS_GONE when
+        the progress was stored but the class refused the answer; DatabaseError when the database fails.
+        """
+        now = _now()
+        if version == 0:
+            ins = dialect_insert(self.engine, progress)
+            cas = ins.values(key=key, data=data, version=1, updated_at=now).on_conflict_do_nothing(
+                index_elements=["key"]).returning(progress.c.version)
+        else:
+            cas = (progress.update().where(progress.c.key == key, progress.c.version == version)
+                   .values(data=data, version=version + 1, updated_at=now).returning(progress.c.version))
+        try:
+            with self.writing() as conn:
+                if conn.execute(cas).first() is None:
+                    return SaveOutcome.CONFLICT  # nothing written in this transaction
+                if answer is None:
+                    return SaveOutcome.SAVED
+                stmt = self._answer_stmt(answer.member, answer.question_id, answer.canonical, answer.correct,
+                                         replace=True)
+                if conn.execute(stmt).first() is not None:
+                    return SaveOutcome.SAVED
+                refused = self._refused(conn, answer.member)
+        except exc.IntegrityError:  # the student's row is gone (foreign key): keep the progress, say so
+            outcome = self.save_progress(key, version, data)
+            return SaveOutcome.CLASS_GONE if outcome is SaveOutcome.SAVED else outcome
+        return SaveOutcome.CLASS_CLOSED if refused.key == "class_closed" else SaveOutcome.CLASS_GONE
+
+    def delete_progress(self, key: str) -> None:
+        """Forget a student's quiz progress (start over); their class answers stay."""
+        with self.writing() as conn:
+            conn.execute(progress.delete().where(progress.c.key == key))
+
+
+@dataclass(frozen=True)
+class ClassAnswer:
+    """A graded answer for the class, stored together with the progress that records it."""
+
+    member: Member
+    question_id: str
+    canonical: str
+    correct: bool

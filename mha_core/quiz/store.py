@@ -1,21 +1,29 @@
-"""Progress kept server-side per student id, so a reload with the same URL restores it."""
+"""Every student's progress, kept in the class database (through ``mha_core.classroom`` storage) by student id:
+a reload, a server restart, another replica or a cleared cache all find it again.
+
+The student id is also the only key to that progress (and to a class membership), so it is a 128-bit random
+token: not guessable, and never written where a projector shows it.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
-from mha_core.quiz.progress import Progress
+from mha_core.classroom.storage import ClassAnswer, DatabaseError, Member, SaveOutcome, Storage
+from mha_core.quiz.model import Grade
+from mha_core.quiz.progress import Attempt, Progress
 
-_STUDENT_ID = re.compile(r"[0-9a-f]{8}")
+ID_BYTES = 16  # 128 bits
+_STUDENT_ID = re.compile(f"[0-9a-f]{{{2 * ID_BYTES}}}")
+MAX_TRIES = 20  # compare-and-set rounds before giving up (only the same student's own tabs compete)
 
 
 def new_student_id() -> str:
-    """A fresh id: 8 hex digits, short enough for a URL, random enough for a class."""
-    return secrets.token_hex(4)
+    """A fresh id: 32 hex digits (128 random bits from ``secrets``)."""
+    return secrets.token_hex(ID_BYTES)
 
 
 def valid_student_id(value: object) -> bool:
@@ -28,34 +36,55 @@ def student_seed(student_id: str) -> int:
     return int(student_id, 16)
 
 
-class ProgressStore:
-    """Progress per student id, shared by every session of one server process: thread-safe, and
-    bounded (the least recently used student is forgotten first)."""
+def encode(p: Progress) -> str:
+    """A Progress as compact JSON (what the database stores)."""
+    return json.dumps({
+        "grades": [[g.question_id, g.correct, g.canonical, g.expected] for g in p.grades],
+        "history": [[a.question_id, a.canonical, a.correct, a.round] for a in p.history],
+        "round": p.round, "position": p.position,
+    }, ensure_ascii=False, separators=(",", ":"))
 
-    def __init__(self, capacity: int = 10_000) -> None:
-        self._capacity = capacity
-        self._lock = threading.Lock()
-        self._data: OrderedDict[str, Progress] = OrderedDict()
+
+def decode(text: str | None) -> Progress:
+    """The Progress stored as ``text`` (a fresh one for nothing stored)."""
+    if text is None:
+        return Progress()
+    d = json.loads(text)
+    return Progress(grades=tuple(Grade(q, bool(c), str(can), str(exp)) for q, c, can, exp in d["grades"]),
+                    history=tuple(Attempt(q, str(can), bool(c), int(r)) for q, can, c, r in d["history"]),
+                    round=int(d["round"]), position=int(d["position"]))
+
+
+class ProgressStore:
+    """Progress per student id in the database: every change is read–change–compare-and-set, so two tabs of
+    one student (or two replicas) never lose an update, and a change that raises stores nothing."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
 
     def get(self, student_id: str) -> Progress:
         """This student's progress (a fresh one if unknown)."""
-        with self._lock:
-            progress = self._data.get(student_id, Progress())
-            if student_id in self._data:
-                self._data.move_to_end(student_id)
-            return progress
+        return decode(self._storage.load_progress(student_id)[1])
 
-    def update(self, student_id: str, change: Callable[[Progress], Progress]) -> Progress:
-        """Apply ``change`` atomically; if it raises, nothing is stored."""
-        with self._lock:
-            new = change(self._data.get(student_id, Progress()))
-            self._data[student_id] = new
-            self._data.move_to_end(student_id)
-            while len(self._data) > self._capacity:
-                self._data.popitem(last=False)
-            return new
+    def update(self, student_id: str, change: Callable[[Progress], Progress],
+               answer: Callable[[Progress], ClassAnswer | None] | None = None) -> tuple[Progress, SaveOutcome]:
+        """Apply ``change`` and store the result; ``answer`` (from the new progress) names the class answer to
+        store in the same transaction. (new progress, outcome); LabError from ``change`` stores nothing."""
+        for _ in range(MAX_TRIES):
+            version, text = self._storage.load_progress(student_id)
+            new = change(decode(text))
+            outcome = self._storage.save_progress(student_id, version, encode(new), answer(new) if answer else None)
+            if outcome is not SaveOutcome.CONFLICT:
+                return new, outcome
+        raise DatabaseError("class_db_busy", "The class database is busy; nothing was saved.")
+
+    def record(self, student_id: str, g: Grade, member: Member | None = None) -> tuple[Progress, SaveOutcome]:
+        """Add a grade (refused with LabError if the question is graded already) and, for a class member
+        store the answer for the class in the same transaction."""
+        def for_class(_: Progress) -> ClassAnswer | None:
+            return None if member is None else ClassAnswer(member, g.question_id, g.canonical, g.correct)
+        return self.update(student_id, lambda p: p.record(g), for_class)
 
     def reset(self, student_id: str) -> None:
-        """Forget a student's progress (start over)."""
-        with self._lock:
-            self._data.pop(student_id, None)
+        """Forget a student's progress (start over); answers already given to a class stay there."""
+        self._storage.delete_progress(student_id)

@@ -1,8 +1,11 @@
-"""Class mode's Streamlit layer: the shared storage and limiter, the student's membership and pending answers,
-the hooks the quiz page calls, the teacher's dashboard (a live fragment) and the projector's presentation mode.
+"""Class mode's Streamlit layer: the storage, the wrong-password limiter, the student's membership, the hooks the
+quiz page calls, the teacher's dashboard (a live fragment) and the projector's presentation mode.
 
-Logic lives in ``mha_core.classroom``; here only session state, widgets and caches. Display names are user
-text: they are only ever drawn with ``st.text`` or inside a dataframe, never as markdown or HTML.
+Logic lives in ``mha_core.classroom``; here only session state and widgets. Everything a class shares (classes,
+members, answers, quiz progress, the limiter's counts, the class's switches) is in the database, so any replica
+can serve any request and no client can reset it: the only cached object is the engine (a cache clear opens a
+new one). Display names are user text: they are only ever drawn with ``st.text`` or inside a dataframe, never as
+markdown or HTML, and without bidirectional overrides.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ import io
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import pandas as pd
@@ -20,9 +22,9 @@ import streamlit as st
 
 from mha_core.classroom import (
     ClassInfo,
-    DatabaseError,
     Member,
     RateLimiter,
+    SaveOutcome,
     Storage,
     answers_csv,
     configured_password,
@@ -31,6 +33,7 @@ from mha_core.classroom import (
     normalize_code,
     password_matches,
     pretty,
+    shown_name,
 )
 from mha_core.classroom.auth import PASSWORD_ENV
 from mha_core.classroom.charts import share_chart
@@ -38,33 +41,23 @@ from mha_core.classroom.names import MAX_NAME
 from mha_core.errors import LabError
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import describe
-from mha_core.quiz.model import Grade, Question
+from mha_core.quiz.model import Question
 from mha_core.ui import render
 from mha_core.ui.i18n import bound_t, lang, t
 from mha_core.ui.nav import available_pages, spec
 
 MEMBER_KEY = "classroom_member"      # session: Member once joined
-PENDING_KEY = "classroom_pending"    # session: question id -> Pending (not stored yet: database trouble)
+JOINED_KEY = "classroom_joined"      # session: class codes this session joined (only they may rename)
 FLASH_KEY = "classroom_flash"        # session: a LabError to show once
 REVEAL_KEY = "classroom_reveal"      # session: whether this student's class shows explanations
 TEACHER_KEY = "classroom_teacher"    # session: True after the right password
 TEACH_CODE_KEY = "classroom_teach_code"  # session: the class the teacher is looking at
 SESSION_ID_KEY = "classroom_sid"     # session: random id for the per-session rate limit
+PROXIES_ENV = "MHA_TRUSTED_PROXIES"  # comma-separated addresses of load balancers whose X-Real-IP is believed
 ROLE_KEY = "classroom_role"
 PRESENT_KEY = "present"              # session flag and ?present=1
 CLASS_PARAM = "class"
 REFRESH_SECONDS = 3
-GLOBAL_FREE_TRIES = 20               # wrong passwords from all sessions together before the global back-off
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A graded answer the database did not take yet; kept in the session to resubmit."""
-
-    question_id: str
-    canonical: str
-    correct: bool
-
 
 # --- shared resources ---
 
@@ -76,8 +69,9 @@ def _secrets() -> Mapping[str, object]:
         return {}
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, on_release=Storage.dispose)
 def _storage(url: str) -> Storage:
+    """The engine (a connection pool) per URL: the only cached object, and it holds no data."""
     return Storage.open(url)
 
 
@@ -86,10 +80,9 @@ def storage() -> Storage:
     return _storage(database_url(os.environ, _secrets()))
 
 
-@st.cache_resource(show_spinner=False)
 def limiter() -> RateLimiter:
-    """Wrong-password back-off shared by every session of this server process."""
-    return RateLimiter()
+    """Wrong-password back-off per source, in the database (shared by every session and replica)."""
+    return RateLimiter(storage())
 
 
 def _flash(err: LabError) -> None:
@@ -134,70 +127,59 @@ def member() -> Member | None:
     return found
 
 
-def _record(m: Member, p: Pending) -> None:
-    storage().record(m, p.question_id, p.canonical, p.correct)
+def refusal(outcome: SaveOutcome) -> LabError | None:
+    """Quiz hook, after saving: why the class did not take the answer (closed, gone), None when it did."""
+    m = st.session_state.get(MEMBER_KEY)
+    code = m.code if isinstance(m, Member) else ""
+    if outcome is SaveOutcome.CLASS_CLOSED:
+        return LabError("class_closed", "Class {code} is closed.", code=code)
+    if outcome is SaveOutcome.CLASS_GONE:
+        return LabError("class_gone", "Class {code} is no longer in the database.", code=code)
+    return None
 
 
-def on_graded(q: Question, g: Grade) -> None:
-    """Quiz hook, after a grade: store it for the class; on database trouble keep it to resubmit."""
-    m = member()
-    if m is None:
-        return
-    p = Pending(q.id, g.canonical, g.correct)
-    pending = st.session_state.setdefault(PENDING_KEY, {})
+def _gone_link() -> str | None:
+    """The class code of a link whose class is no longer in the database (after a reload or a restart)."""
+    from mha_core.quiz.store import valid_student_id
+
+    code, key = st.query_params.get(CLASS_PARAM), st.query_params.get("student")
+    if not code or normalize_code(code) is None or not valid_student_id(key):
+        return None
     try:
-        _record(m, p)
-        pending.pop(q.id, None)
-    except DatabaseError as err:
-        pending[q.id] = p
-        _flash(err)
-    except LabError as err:  # closed class: refused, and the student is told
-        _flash(err)
+        storage().find_class(code)
+    except LabError as err:
+        return normalize_code(code) if err.key == "class_code_unknown" else None
+    return None
 
 
-def _on_resubmit() -> None:
-    m = member()
-    pending = st.session_state.get(PENDING_KEY, {})
-    if m is None:
-        return
-    for qid, p in list(pending.items()):
-        try:
-            _record(m, p)
-            del pending[qid]
-        except LabError as err:
-            _flash(err)
-            return
+def _class_now(m: Member) -> ClassInfo | None:
+    """The member's class as stored now; shows why when it is gone (or the database cannot say)."""
+    try:
+        info = storage().class_of(m)
+    except LabError as err:
+        render.show_error(err)
+        return None
+    if info is None:
+        render.show_error(LabError("class_gone", "Class {code} is no longer in the database.", code=m.code))
+    return info
 
 
 def quiz_banner() -> None:
-    """Quiz hook, at the top: which class and name, unsent answers with a resubmit button, any message."""
+    """Quiz hook, at the top: which class and name (or that the class is gone), any message."""
     m = member()
     if m is None:
+        gone = _gone_link()
+        if gone is not None:
+            render.show_error(LabError("class_gone", "Class {code} is no longer in the database.", code=gone))
         return
     if st.query_params.get(CLASS_PARAM) != m.code:
         st.query_params[CLASS_PARAM] = m.code
-    st.session_state[REVEAL_KEY] = _reveal(m)
+    info = _class_now(m)
+    st.session_state[REVEAL_KEY] = bool(info and info.reveal)
     with st.container(border=True):
         st.caption(t("classroom.in_class", code=pretty(m.code)))
-        st.text(m.name)
-        pending_box()
+        st.text(shown_name(m.name))
     show_flash()
-
-
-def pending_box() -> None:
-    """Answers not stored yet, and the button that sends them again."""
-    pending = st.session_state.get(PENDING_KEY, {})
-    if pending:
-        st.warning(t("classroom.pending", n=len(pending)), icon=":material/cloud_off:")
-        st.button(t("classroom.resubmit"), key="classroom_resubmit", type="primary", icon=":material/cloud_upload:",
-                  on_click=_on_resubmit)
-
-
-def _reveal(m: Member) -> bool:
-    try:
-        return storage().find_class(m.code).reveal
-    except LabError:
-        return False
 
 
 def explanations_visible() -> bool:
@@ -209,33 +191,28 @@ def explanations_visible() -> bool:
 
 def _on_join() -> None:
     ss = st.session_state
-    try:
-        m = storage().join(ss.get("classroom_code_in") or "", _quiz_key(), ss.get("classroom_name_in") or "")
+    code = normalize_code(ss.get("classroom_code_in") or "")
+    joined = ss.setdefault(JOINED_KEY, set())
+    try:  # a name changes only for the session that joined with this key (not for whoever has the link)
+        m = storage().join(ss.get("classroom_code_in") or "", _quiz_key(), ss.get("classroom_name_in") or "",
+                           rename=code in joined)
+        ss[MEMBER_KEY] = m
+        joined.add(m.code)
+        _upload_earlier(m)
     except LabError as err:
         _flash(err)
-        return
-    ss[MEMBER_KEY] = m
-    ss[PENDING_KEY] = {}
-    _upload_earlier(m)
 
 
 def _upload_earlier(m: Member) -> None:
-    """Answers graded before joining (same quiz id) count for the class too."""
+    """Answers graded before joining (same quiz id) count for the class too; a stored one is never changed."""
     from mha_core.ui.quiz import store
 
-    pending = st.session_state.setdefault(PENDING_KEY, {})
     for g in store().get(m.key).grades:
-        p = Pending(g.question_id, g.canonical, g.correct)
-        try:
-            _record(m, p)
-        except DatabaseError:
-            pending[g.question_id] = p
-        except LabError:
-            return
+        storage().record(m, g.question_id, g.canonical, g.correct, replace=False)
 
 
 def _on_leave() -> None:
-    for key in (MEMBER_KEY, PENDING_KEY, REVEAL_KEY):
+    for key in (MEMBER_KEY, REVEAL_KEY):
         st.session_state.pop(key, None)
     st.query_params.pop(CLASS_PARAM, None)
 
@@ -244,14 +221,18 @@ def student() -> None:
     """Join form, or (once joined) the class, the way to the quiz and the student's own stored answers."""
     m = member()
     if m is None:
+        gone = _gone_link()
+        if gone is not None:
+            render.show_error(LabError("class_gone", "Class {code} is no longer in the database.", code=gone))
         _join_form()
         return
     if st.query_params.get(CLASS_PARAM) != m.code:
         st.query_params[CLASS_PARAM] = m.code
-    st.success(t("classroom.joined", code=pretty(m.code)), icon=":material/how_to_reg:")
+    if _class_now(m) is not None:
+        st.success(t("classroom.joined", code=pretty(m.code)), icon=":material/how_to_reg:")
     st.caption(t("classroom.your_name"))
-    st.text(m.name)
-    pending_box()
+    st.text(shown_name(m.name))
+    _unsaved()
     show_flash()
     quiz = spec("quiz")
     if quiz in available_pages():
@@ -273,6 +254,13 @@ def _join_form() -> None:
                       help=t("classroom.name_help", max=MAX_NAME))
         st.form_submit_button(t("classroom.join"), type="primary", icon=":material/login:", on_click=_on_join)
     show_flash()
+
+
+def _unsaved() -> None:
+    """The quiz's unsaved answers, if any (they are the quiz's; the warning and the button are the same)."""
+    from mha_core.ui.quiz import pending_box
+
+    pending_box(_quiz_key(), {q.id: q.title for q in load_questions(lang())})
 
 
 def _own_answers(m: Member) -> None:
@@ -297,23 +285,49 @@ def _own_answers(m: Member) -> None:
 # --- the teacher ---
 
 def _session_id() -> str:
-    return st.session_state.setdefault(SESSION_ID_KEY, secrets.token_hex(8))
+    return st.session_state.setdefault(SESSION_ID_KEY, secrets.token_hex(16))
+
+
+def source_address() -> str:
+    """Where the request comes from: the peer's address, or the load balancer's X-Real-IP when the peer is one
+    of ``MHA_TRUSTED_PROXIES`` (only then: anyone else could write that header)."""
+    try:
+        peer, forwarded = st.context.ip_address, st.context.headers.get("X-Real-IP")
+    except Exception:  # noqa: BLE001 - no browser context
+        peer, forwarded = None, None
+    peer = peer.strip()[:64] if isinstance(peer, str) else ""            # AppTest gives no address
+    forwarded = forwarded.strip()[:64] if isinstance(forwarded, str) else ""
+    trusted = {p.strip() for p in os.environ.get(PROXIES_ENV, "").split(",") if p.strip()}
+    if forwarded and peer in trusted:
+        return forwarded
+    return peer or "unknown"
+
+
+def limiter_keys() -> tuple[str, str]:
+    """(source key, session key) of this browser for the wrong-password limiter."""
+    return f"ip:{source_address()}", f"session:{_session_id()}"
 
 
 def _on_login(expected: str) -> None:
     ss = st.session_state
-    lim, sid = limiter(), f"session:{_session_id()}"
-    wait = lim.wait(sid, "global")
-    if wait > 0:
-        _flash(LabError("class_rate_limited", "Too many wrong passwords: wait {seconds} s.", seconds=int(wait) + 1))
-        return
     given = ss.pop("classroom_pw_in", "") or ""
-    if password_matches(given, expected):
-        lim.succeeded(sid)
-        ss[TEACHER_KEY] = True
+    source, session = limiter_keys()
+    try:
+        lim = limiter()
+        wait = lim.wait(source, session)
+        if wait > 0:  # refused unchecked: it costs nothing and tells nothing
+            _flash(LabError("class_rate_limited", "Too many wrong passwords: wait {seconds} s.",
+                            seconds=int(wait) + 1))
+            return
+        if password_matches(given, expected):
+            lim.succeeded(session)
+            ss[TEACHER_KEY] = True
+            return
+        lim.failed(session)
+        lim.failed(source)
+    except LabError as err:  # no database, no check: the limiter cannot be skipped
+        _flash(err)
         return
-    lim.failed(sid)
-    lim.failed("global", free=GLOBAL_FREE_TRIES)
     _flash(LabError("class_password_wrong", "Wrong password."))
 
 
@@ -480,7 +494,7 @@ def live(class_id: int, code: str) -> None:
         st.caption(t("classroom.no_wrong"))
     st.subheader(t("classroom.students_title"))
     st.dataframe(pd.DataFrame({
-        tr("classroom.col_name"): [s.name for s in board.students],
+        tr("classroom.col_name"): [s.name for s in board.students],  # bidi overrides neutralised (shown_name)
         tr("classroom.col_answered"): [s.answered for s in board.students],
         tr("classroom.col_right_n"): [s.right for s in board.students],
     }), hide_index=True, width="stretch")

@@ -3,7 +3,12 @@ feedback, the running score and the summary. The only quiz module that imports S
 beside mha_core.ui; it lives here because the quiz feature owns only mha_core/quiz).
 
 Answers are graded in button callbacks, before the script runs, so the score drawn at the top of the
-page already counts the answer just given. Every graded answer goes through ``grade`` into the store.
+page already counts the answer just given. Every graded answer goes through ``grade`` into the store, which is
+the class database (never a cache: any browser can clear those for every session). In a class, the progress and
+the class's answer row are written in one transaction, so the quiz never shows an answer the teacher lacks.
+When the database is busy or down, the graded answer stays in this session only (``PENDING_KEY``), the card
+stays open, and a warning at the top says how many answers are unsaved and that leaving the page loses them,
+with a button to send them again.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from types import MappingProxyType
 
 import streamlit as st
 
+from mha_core.classroom.storage import DatabaseError
 from mha_core.errors import LabError
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import SELF_RIGHT, describe, grade
@@ -30,14 +36,16 @@ STUDENT_KEY = "quiz_student"      # session: this student's id (also ?student= i
 MODE_KEY = "quiz_mode"            # sidebar widget: one question at a time or all at once
 SAVED_MODE_KEY = "quiz_saved_mode"  # session: the mode, kept while other pages drop the widget
 FLASH_KEY = "quiz_flash"          # session: question id -> LabError to show once under that question
+PENDING_KEY = "quiz_pending"      # session: question id -> Grade not saved yet (database busy or down)
+POSITION_KEY = "quiz_position"    # session: the question shown one at a time (also stored, for a reload)
+PAGE_FLASH = ""                   # FLASH_KEY entry shown at the top of the page rather than under a question
 REVEALED_KEY = "quiz_revealed"    # session: free-text questions whose model answer is showing
 MAX_TEXT = 600
 
 
-@st.cache_resource(show_spinner=False)
 def store() -> ProgressStore:
-    """Progress of every student of this server process (survives page switches and reloads)."""
-    return ProgressStore()
+    """Every student's progress, in the class database (survives reloads, restarts, replicas and cache clears)."""
+    return ProgressStore(class_mode.storage())
 
 
 def answer_key(question_id: str, option_id: str | None = None) -> str:
@@ -65,9 +73,19 @@ def open_quiz() -> QuizView:
     """Identify the student (session, else URL, else new), draw the sidebar, load bank and progress."""
     student = _student()
     mode = _sidebar(student)
-    class_mode.quiz_banner()  # in class mode: the class, the name, answers to resend
+    class_mode.quiz_banner()  # in class mode: the class and the name (or why the class is gone)
     seed = student_seed(student)
-    return QuizView(student, seed, mode, load_questions(lang(), seed), store().get(student))
+    questions = load_questions(lang(), seed)
+    try:
+        progress = store().get(student)
+    except LabError as err:  # database down: say so; answers given now are kept to send again
+        render.show_error(err)
+        progress = Progress()
+    pending_box(student, {q.id: q.title for q in questions})
+    err = st.session_state.get(FLASH_KEY, {}).pop(PAGE_FLASH, None)
+    if err is not None:
+        render.show_error(err)
+    return QuizView(student, seed, mode, questions, progress)
 
 
 def _student() -> str:
@@ -75,7 +93,9 @@ def _student() -> str:
     if not valid_student_id(ss.get(STUDENT_KEY)):
         from_url = st.query_params.get("student")
         ss[STUDENT_KEY] = from_url if valid_student_id(from_url) else new_student_id()
-    if st.query_params.get("student") != ss[STUDENT_KEY]:
+    if class_mode.presenting():  # the id is the student's key: never on the projector
+        st.query_params.pop("student", None)
+    elif st.query_params.get("student") != ss[STUDENT_KEY]:
         st.query_params["student"] = ss[STUDENT_KEY]
     return ss[STUDENT_KEY]
 
@@ -104,14 +124,63 @@ def _flash(question_id: str, err: LabError) -> None:
 
 
 def _submit(student: str, q: Question, answer: object) -> None:
-    """Grade and record; bad input or a second answer shows a message and records nothing."""
+    """Grade and save; bad input or a second answer shows a message and records nothing."""
     try:
         g = grade(q, answer)
-        store().update(student, lambda p: p.record(g))
     except LabError as err:
         _flash(q.id, err)
         return
-    class_mode.on_graded(q, g)  # in class mode: store it for the teacher (kept to resend if that fails)
+    _save(student, g)
+
+
+def _save(student: str, g: Grade) -> bool:
+    """Store a grade (and, in a class, the class's answer with it); on database trouble keep it to send again.
+    True when stored."""
+    pending = st.session_state.setdefault(PENDING_KEY, {})
+    try:
+        _, outcome = store().record(student, g, class_mode.member())
+    except DatabaseError as err:
+        pending[g.question_id] = g
+        _flash(g.question_id, err)
+        return False
+    except LabError as err:  # graded already (another tab, an earlier session): the stored answer stands
+        pending.pop(g.question_id, None)
+        _flash(g.question_id, err)
+        return False
+    pending.pop(g.question_id, None)
+    refused = class_mode.refusal(outcome)
+    if refused is not None:
+        _flash(g.question_id, refused)
+    return True
+
+
+def _on_resend(student: str) -> None:
+    """Send the unsaved answers again, in order; stop at the first that the database still refuses."""
+    for g in list(st.session_state.get(PENDING_KEY, {}).values()):
+        if not _save(student, g) and g.question_id in st.session_state.get(PENDING_KEY, {}):
+            return
+
+
+def pending_box(student: str, titles: Mapping[str, str]) -> None:
+    """The unsaved answers (count and titles), that leaving loses them, and the button that sends them again."""
+    pending = st.session_state.get(PENDING_KEY, {})
+    if not pending:
+        return
+    names = "; ".join(titles.get(qid, qid) for qid in pending)
+    st.warning(t("quiz.unsaved", n=len(pending), titles=names), icon=":material/cloud_off:")
+    st.button(t("quiz.resend"), key="quiz_resend", type="primary", icon=":material/cloud_upload:",
+              on_click=_on_resend, args=(student,))
+
+
+def _change(student: str, change: Callable[[Progress], Progress], quiet: bool = False) -> Progress | None:
+    """Store a change of position or round (the new progress); database trouble is shown at the top of the
+    page unless ``quiet``."""
+    try:
+        return store().update(student, change)[0]
+    except LabError as err:
+        if not quiet:
+            _flash(PAGE_FLASH, err)
+        return None
 
 
 def _read_answer(q: Question) -> object:
@@ -141,18 +210,27 @@ def _on_self_mark(student: str, q: Question, correct: bool) -> None:
 
 
 def _on_move(student: str, position: int, count: int) -> None:
-    store().update(student, lambda p: p.moved(position, count))
+    """Move in this session at once; store it for a reload when the database takes it (no message if not)."""
+    st.session_state[POSITION_KEY] = max(0, min(position, count - 1))
+    _change(student, lambda p: p.moved(position, count), quiet=True)
 
 
 def _on_retry(student: str, questions: tuple[Question, ...]) -> None:
-    store().update(student, lambda p: p.retry_wrong(questions))
+    new = _change(student, lambda p: p.retry_wrong(questions))  # the student's choice: wrong answers may change
+    if new is not None:
+        st.session_state[POSITION_KEY] = new.position
     st.session_state[REVEALED_KEY] = set()
 
 
 def _on_restart(student: str) -> None:
-    store().reset(student)
     st.session_state[REVEALED_KEY] = set()
     st.session_state[FLASH_KEY] = {}
+    st.session_state[PENDING_KEY] = {}
+    st.session_state.pop(POSITION_KEY, None)
+    try:
+        store().reset(student)
+    except LabError as err:
+        _flash(PAGE_FLASH, err)
 
 
 # --- drawing ---
@@ -171,7 +249,7 @@ def questions(view: QuizView) -> None:
         for i in range(n):
             _card(view, i)
         return
-    pos = max(0, min(view.progress.position, n - 1))
+    pos = max(0, min(st.session_state.get(POSITION_KEY, view.progress.position), n - 1))
     _card(view, pos)
     prev_col, next_col = st.columns(2)
     prev_col.button(t("quiz.prev"), key="quiz_prev", disabled=pos == 0, icon=":material/arrow_back:",
@@ -187,6 +265,8 @@ def _card(view: QuizView, i: int) -> None:
         st.caption(t("quiz.question_n", i=i + 1, n=len(view.questions), section=t(f"quiz.sections.{q.section}")))
         st.markdown(q.prompt)
         if g is None:
+            if q.id in st.session_state.get(PENDING_KEY, {}):
+                st.caption(t("quiz.unsaved_card"))
             _INPUTS[q.kind](view, q)
         else:
             _feedback(q, g)

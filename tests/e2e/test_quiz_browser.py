@@ -23,7 +23,7 @@ def _click_check(page, qid: str) -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_whole_quiz_by_clicking(browser, server, shots, lang):
-    student = "00c0ffee" if lang == "en" else "00beef00"
+    student = "00c0ffee000000000000000000000000" if lang == "en" else "00beef00000000000000000000000000"
     questions = load_questions(lang, student_seed(student))
     ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale=LOCALES[lang])
     page = ctx.new_page()
