@@ -43,6 +43,7 @@ from mha_core.classroom.schema import answers, classes, migrate, progress, stude
 from mha_core.errors import LabError
 
 BUSY_TIMEOUT_MS = 5000
+_IMMEDIATE = "mha_sqlite_immediate"  # execution option: this transaction writes
 PG_TIMEOUT_S = 2.0  # PostgreSQL connect and statement timeout: a quiz click waits at most about this long
 
 
@@ -117,11 +118,19 @@ def make_engine(url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API connection
+        dbapi_conn.isolation_level = None  # the driver's own implicit BEGIN off: "begin" below issues it
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA foreign_keys = ON")
         cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        # A write transaction takes the write lock up front (BEGIN IMMEDIATE), so it waits on the busy timeout;
+        # a deferred one that reads first and then writes fails at once with "database is locked" when another
+        # writer committed in between (SQLite cannot upgrade a stale snapshot).
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_IMMEDIATE) else "BEGIN")
 
     return engine
 
@@ -226,7 +235,7 @@ class Storage:
     def writing(self) -> Iterator[Connection]:
         """A transaction (committed on leaving), after the file check; driver failures become DatabaseError."""
         self.check()
-        with _translated(), self.engine.begin() as conn:
+        with _translated(), self.engine.connect().execution_options(**{_IMMEDIATE: True}) as conn, conn.begin():
             yield conn
 
     # --- classes ---
