@@ -18,6 +18,7 @@ from apphelpers import open_page, shown_text
 from mha_core import toy_charts
 from mha_core.errors import LabError
 from mha_core.i18n import LANGS, translate
+from mha_core.markdown import escape_params
 from mha_core.toy import (
     held_out_batch,
     importance,
@@ -151,7 +152,7 @@ def test_bad_sequences_show_the_translated_message(lang, text, key, params):
     at = open_tab("model", lang)
     at.text_input(key="heads_seq").set_value(text).run()
     assert not at.exception
-    assert [e.value for e in at.error] == [translate(lang, f"errors.{key}", **params)]
+    assert [e.value for e in at.error] == [translate(lang, f"errors.{key}", **escape_params(params))]
     assert not at.get("vega_lite_chart")
 
 
