@@ -56,7 +56,7 @@ def move_and_time(page, key: str, direction: str) -> float:
 def open_page(browser, base: str, key: str, width: int = 1280):
     ctx = browser.new_context(viewport={"width": width, "height": 900}, locale="en-US")
     page = ctx.new_page()
-    page.goto(base if key == "overview" else f"{base}/{key}")
+    page.goto(f"{base}/{'' if key == 'overview' else key}?fixed=0")  # the h slider (d_model fixed is the default)
     wait_ready(page)
     page.locator(f".st-key-{SLIDERS[key]} input[type=range]").first.wait_for(state="attached", timeout=15_000)
     return ctx, page

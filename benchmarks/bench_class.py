@@ -42,10 +42,14 @@ from streamlit.util import calc_hash  # noqa: E402
 PAGES = ("overview", "split", "attend", "concat", "why", "myths", "prereq")
 
 
+FREE_MODE = "fixed=0"
+
+
 async def rerun(ws, page: str, states: WidgetStates | None = None) -> tuple[float, dict[str, str], int]:
     """Ask for one script run of ``page``; (seconds until script_finished, slider ids by key, exceptions)."""
     msg = BackMsg()
     msg.rerun_script.page_script_hash = "" if page == "overview" else calc_hash(page)
+    msg.rerun_script.query_string = FREE_MODE  # the h slider (d_model fixed is the default)
     if states is not None:
         msg.rerun_script.widget_states.CopyFrom(states)
     t0 = time.perf_counter()

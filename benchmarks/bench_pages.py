@@ -21,7 +21,7 @@ from mha_core.ui.nav import available_pages  # noqa: E402
 
 SETTINGS = {
     "default": {},
-    "max": {"h": 16, "d_head": 64, "sentence": " ".join(f"w{i}" for i in range(24))},
+    "max": {"fixed": False, "h": 16, "d_head": 64, "sentence": " ".join(f"w{i}" for i in range(24))},
 }
 
 

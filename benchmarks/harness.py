@@ -112,7 +112,7 @@ async def open_student_page(browser, base: str, key: str, width: int, slider_key
     """(context, page, slider) for one student in Chromium (async API): the page loaded and its slider drawn."""
     ctx = await browser.new_context(viewport={"width": width, "height": 900})
     page = await ctx.new_page()
-    await page.goto(base if key == "overview" else f"{base}/{key}", timeout=120_000)
+    await page.goto(f"{base}/{'' if key == 'overview' else key}?fixed=0", timeout=120_000)  # the h slider
     await page.wait_for_selector(READY, timeout=120_000)
     slider = page.locator(f".st-key-{slider_key} input[type=range]").first
     await slider.wait_for(state="attached", timeout=120_000)
