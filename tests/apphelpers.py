@@ -36,3 +36,22 @@ def shown_text(at: AppTest) -> str:
                  "number_input", "button", "checkbox"):
         parts += [str(w.label) for w in getattr(at, kind)]
     return "\n".join(parts)
+
+
+def visible_strings(lang: str) -> list[tuple[str, str]]:
+    """Every visible string of one language: the i18n catalog and the quiz texts (citations written out)."""
+    import tomllib
+
+    from mha_core.i18n import catalog
+    from mha_core.sources import render_citations
+
+    def flatten(table: dict, prefix: str = ""):
+        for key, value in table.items():
+            if isinstance(value, dict):
+                yield from flatten(value, f"{prefix}{key}.")
+            elif isinstance(value, str):
+                yield f"{prefix}{key}", value
+
+    with (ROOT / "assets" / "quiz" / f"{lang}.toml").open("rb") as f:
+        quiz = [(f"quiz:{k}", render_citations(v, lang)) for k, v in flatten(tomllib.load(f))]
+    return sorted(catalog(lang).items()) + quiz

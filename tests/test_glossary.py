@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from apphelpers import open_page
+from apphelpers import open_page, visible_strings
 from mha_core.glossary import GROUPS, Term, load_glossary, search, variants_in
 from mha_core.i18n import LANGS, catalog
-from mha_core.sources import cited_keys, load_sources, render_citations
+from mha_core.sources import cited_keys, load_sources
 from mha_core.ui.nav import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,19 +21,9 @@ TERMS = load_glossary()
 TITLE_NOT_MENU = {"overview"}
 
 
-def _flatten(table: dict, prefix: str = "") -> Iterator[tuple[str, str]]:
-    for key, value in table.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}.")
-        elif isinstance(value, str):
-            yield f"{prefix}{key}", value
-
-
 def _strings(lang: str) -> list[tuple[str, str]]:
     """Every visible string of one language: the i18n catalog and the quiz texts (citations written out)."""
-    with (ROOT / "assets" / "quiz" / f"{lang}.toml").open("rb") as f:
-        quiz = [(f"quiz:{k}", render_citations(v, lang)) for k, v in _flatten(tomllib.load(f))]
-    return sorted(catalog(lang).items()) + quiz
+    return visible_strings(lang)
 
 
 def test_the_glossary_holds_the_terms_the_issue_names():

@@ -8,16 +8,14 @@ same rules; markdown-it-py is the CommonMark reference port for Python.
 from __future__ import annotations
 
 import string
-import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
 
+from apphelpers import visible_strings
 from mha_core.glossary import load_glossary
-from mha_core.i18n import LANGS, catalog
-from mha_core.sources import render_citations
+from mha_core.i18n import LANGS
 
 ROOT = Path(__file__).resolve().parents[1]
 QUIZ_DIR = ROOT / "assets" / "quiz"
@@ -50,20 +48,10 @@ def _filled(text: str) -> str:
     return text.format(**values) if values else text
 
 
-def _flatten(table: dict, prefix: str = "") -> Iterator[tuple[str, str]]:
-    for key, value in table.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}.")
-        elif isinstance(value, str):
-            yield f"{prefix}{key}", value
-
-
 def _strings(lang: str) -> list[tuple[str, str]]:
     """Every visible string of one language: the i18n catalog, the quiz texts (citations written out), the glossary."""
-    with (QUIZ_DIR / f"{lang}.toml").open("rb") as f:
-        quiz = [(f"quiz:{k}", render_citations(v, lang)) for k, v in _flatten(tomllib.load(f))]
     glossary = [(f"glossary:{t.id}", f"{t.term(lang)} {t.symbol} {t.definition(lang)}") for t in load_glossary()]
-    return sorted(catalog(lang).items()) + quiz + glossary
+    return visible_strings(lang) + glossary
 
 
 _MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
