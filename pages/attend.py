@@ -4,13 +4,11 @@ import numpy as np
 import streamlit as st
 
 from mha_core import charts, scaled_dot_product_attention
-from mha_core.ui import frame, render, state, t
+from mha_core.ui import render, state, t
 from mha_core.walkthrough import scale_demo, weights_without_scaling
 
-frame.ensure()
-
-s = state.current()
 render.page_header("attend")
+s = state.current()
 
 c1, c2 = st.columns(2)
 c1.toggle(t("attend.causal"), key="causal", help=t("attend.causal_help"))

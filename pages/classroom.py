@@ -2,9 +2,8 @@
 Widgets in mha_core.ui.classroom; codes, storage and figures in mha_core.classroom."""
 
 from mha_core.ui import classroom as view
-from mha_core.ui import frame, render
+from mha_core.ui import render
 
-frame.ensure()
 render.page_header("classroom")
 if view.role() == "teacher":
     view.teacher()

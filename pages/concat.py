@@ -4,13 +4,11 @@ import numpy as np
 import streamlit as st
 
 from mha_core import charts, merge_heads
-from mha_core.ui import compute, frame, render, state, t
+from mha_core.ui import compute, render, state, t
 from mha_core.walkthrough import averaging_matrix, fuse_with_head_gains, head_contributions
 
-frame.ensure()
-
-s = state.current()
 render.page_header("concat")
+s = state.current()
 wt = render.walkthrough_or_stop(s)
 tr, w_o, labels = wt.trace, wt.weights.w_o, wt.labels
 heads = list(range(tr.n_heads))

@@ -20,7 +20,7 @@ from mha_core.counts import (
 )
 from mha_core.errors import LabError
 from mha_core.presets import PRESET_KEYS, nearest, preset
-from mha_core.ui import bound_t, frame, render, state, t
+from mha_core.ui import bound_t, render, state, t
 from mha_core.ui.cost import (
     BYTES_PER_VALUE,
     CUSTOM,
@@ -36,13 +36,11 @@ from mha_core.ui.cost import (
 )
 from mha_core.units import format_bytes, format_flops, format_params
 
-frame.ensure()
-
+render.page_header("cost")
 ss = st.session_state
 bound = bound_t()  # t for format_func lambdas, which may run outside this script run
 
 restore_state()
-render.page_header("cost")
 
 # ---- controls -------------------------------------------------------------------------------
 with st.container(border=True):

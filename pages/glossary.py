@@ -3,9 +3,7 @@
 import streamlit as st
 
 from mha_core.glossary import GROUPS, load_glossary, search
-from mha_core.ui import frame, lang, render, t
-
-frame.ensure()
+from mha_core.ui import lang, render, t
 
 render.page_header("glossary")
 here = lang()

@@ -6,15 +6,13 @@ from mha_core import toy_charts
 from mha_core.errors import LabError
 from mha_core.toy import lab
 from mha_core.toy.scores import BROAD_ENTROPY_MIN, FIRST_TOKEN_MIN, INDUCTION_MIN, PREVIOUS_TOKEN_MIN, SELF_MIN
-from mha_core.ui import frame, render, state, t
 from mha_core.ui import heads as ui
+from mha_core.ui import render, state, t
 from mha_core.ui.i18n import bound_t, lang
 
-frame.ensure()
-
+render.page_header("heads")
 ss = st.session_state
 ss.setdefault(ui.SEQ_KEY, lab.format_sequence(lab.generate_sequence(0)))
-render.page_header("heads")
 try:
     model = ui.model()
 except LabError as err:

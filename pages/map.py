@@ -6,10 +6,8 @@ from mha_core.diagrams import relations_dot
 from mha_core.i18n import cite_style
 from mha_core.presets import preset
 from mha_core.sources import reading_list
-from mha_core.ui import frame, lang, render, t
+from mha_core.ui import lang, render, t
 from mha_core.ui.nav import available_pages
-
-frame.ensure()
 
 render.page_header("map")
 NODES = ("kp002", "mha", "kp023", "kp029", "kp008", "kp024", "kp020", "kp030")

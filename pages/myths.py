@@ -7,14 +7,12 @@ import streamlit as st
 
 from mha_core import charts
 from mha_core.presets import head_spread
-from mha_core.ui import frame, lessons, render, state, t
+from mha_core.ui import lessons, render, state, t
 
-frame.ensure()
-
+render.page_header("myths")
 MAX_ROWS = 64  # rows of W^Q drawn; the check below uses all of them
 
 s = state.current()
-render.page_header("myths")
 wt = render.walkthrough_or_stop(s)
 one, two, three = st.tabs([t("myths.tab1"), t("myths.tab2"), t("myths.tab3")])
 

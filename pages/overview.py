@@ -4,12 +4,10 @@ import streamlit as st
 
 from mha_core import multi_head_attention
 from mha_core.diagrams import pipeline_dot
-from mha_core.ui import compute, frame, render, state, t
+from mha_core.ui import compute, render, state, t
 
-frame.ensure()
-
-s = state.current()
 render.page_header("overview")
+s = state.current()
 wt = render.walkthrough_or_stop(s)
 tr = wt.trace
 

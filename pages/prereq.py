@@ -6,13 +6,11 @@ import streamlit as st
 from mha_core import charts, scaled_dot_product_attention
 from mha_core.demos import REFRESHER_KIND, one_head, refresher_query
 from mha_core.inputs import HEAD_KINDS
-from mha_core.ui import bound_t, frame, render, state, t
+from mha_core.ui import bound_t, render, state, t
 from mha_core.ui.lessons import single_head
 
-frame.ensure()
-
-s = state.current()
 render.page_header("prereq")
+s = state.current()
 wt = render.walkthrough_or_stop(s)
 labels = wt.labels
 st.latex(r"\operatorname{Attention}(Q,K,V)=\operatorname{softmax}\!\Big(\frac{QK^{\top}}{\sqrt{d}}\Big)V")

@@ -1,10 +1,9 @@
 """Quiz: the class checks what it learned. Widgets and feedback in mha_core.ui.quiz; bank, grading,
 scoring and progress in mha_core.quiz."""
 
-from mha_core.ui import frame, render
 from mha_core.ui import quiz as view
+from mha_core.ui import render
 
-frame.ensure()
 render.page_header("quiz")
 quiz = view.open_quiz()
 view.scoreboard(quiz)

@@ -8,18 +8,16 @@ from mha_core import minimal_pair as M
 from mha_core import pretrained as P
 from mha_core.errors import LabError
 from mha_core.markdown import escape
-from mha_core.ui import frame, render, state, t
 from mha_core.ui import real as R
+from mha_core.ui import render, state, t
 from mha_core.ui.i18n import bound_t, lang
 from mha_core.walkthrough import token_labels
 
-frame.ensure()
-
+render.page_header("real")
 ss = st.session_state
 EXAMPLES = P.EXAMPLES + P.ZH_EXAMPLES
 ss.setdefault("real_model", P.PACKAGED)
 ss.setdefault("real_sentence", EXAMPLES[0].sentence)
-render.page_header("real")
 
 
 def _use_example() -> None:

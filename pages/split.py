@@ -5,14 +5,12 @@ import streamlit as st
 
 from mha_core import charts, merge_heads, split_heads
 from mha_core.inputs import split_dims
-from mha_core.ui import frame, render, state, t
+from mha_core.ui import render, state, t
 
-frame.ensure()
-
+render.page_header("split")
 PER_HEAD = charts.PER_HEAD_COLUMNS  # columns drawn per head block; wider heads are cut, and the caption says so
 
 s = state.current()
-render.page_header("split")
 wt = render.walkthrough_or_stop(s)
 tr = wt.trace
 labels = wt.labels

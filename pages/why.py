@@ -4,13 +4,11 @@ import streamlit as st
 
 from mha_core import charts, demos
 from mha_core.markdown import escape as esc
-from mha_core.ui import frame, lessons, render, state, t
+from mha_core.ui import lessons, render, state, t
 from mha_core.walkthrough import token_labels
 
-frame.ensure()
-
-s = state.current()
 render.page_header("why")
+s = state.current()
 render.walkthrough_or_stop(s)          # the sidebar's sentence must still be valid; this page uses its own
 
 st.markdown(t("why.setup"))

@@ -1,14 +1,22 @@
-"""Every page runs inside app.py's frame (language, sidebar, navigation) — even on a cold start.
+"""Every page runs inside app.py's frame (language, sidebar, navigation) — even on a server's very first run.
 
-Streamlit still maps a ``pages/`` folder the old way on the *first* run of a fresh server
-process: a link straight to ``/attend`` then runs ``pages/attend.py`` alone, without app.py.
-``ensure()``, the first statement of every page, turns that mode off and reruns through app.py.
+Why this module exists: Streamlit 1.67 decides once per process, when the first session starts, whether the app
+uses the legacy ``pages/`` folder (``PagesManager.uses_pages_directory``: a folder named ``pages`` beside the
+entry file). Until the first ``st.navigation`` call clears that flag, a link straight to ``/attend`` runs
+``pages/attend.py`` alone, without app.py. The design keeps the ``pages/`` folder, so the one place that copes
+with it is here: ``render.page_header`` — the first call of every page — calls ``ensure()``, which, when the page
+was run alone, runs app.py right there (its ``st.navigation`` resolves the same page and runs it inside the frame)
+and then stops the lone run. Nothing is rerun, so a button's one-run value is not lost, and no Streamlit internals
+are written: app.py's own ``st.navigation`` clears the flag.
 """
 
 from __future__ import annotations
 
+import runpy
+
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
+
+from mha_core.ui.nav import ROOT
 
 IN_FRAME = "_in_frame"
 
@@ -23,11 +31,12 @@ def run(page: st.Page) -> None:
 
 
 def ensure() -> None:
-    """Rerun through app.py if Streamlit ran this page file on its own.
+    """If Streamlit ran this page file on its own, run it through app.py now and end the lone run.
 
     The marker is per session and per run: on a cold server several sessions start at once, and the
     process-wide pages-folder flag may already be cleared by another session when this page runs alone.
     """
-    if not st.session_state.get(IN_FRAME):
-        PagesManager.uses_pages_directory = False  # what st.navigation itself sets once it has run
-        st.rerun()
+    if st.session_state.get(IN_FRAME):
+        return
+    runpy.run_path(str(ROOT / "app.py"), run_name="__main__")
+    st.stop()

@@ -15,13 +15,16 @@ from mha_core.errors import LabError
 from mha_core.inputs import MAX_TOKENS
 from mha_core.markdown import escape_params
 from mha_core.ui import compute
+from mha_core.ui import frame as page_frame
 from mha_core.ui.i18n import t
 from mha_core.ui.state import Settings
 from mha_core.walkthrough import Walkthrough
 
 
 def page_header(key: str) -> None:
-    """Title and one-line lead of a page (``<key>.title`` / ``<key>.lead``)."""
+    """Title and one-line lead of a page (``<key>.title`` / ``<key>.lead``); a page's first call, so it first makes
+    sure the page runs inside app.py's frame (see mha_core/ui/frame.py)."""
+    page_frame.ensure()
     st.title(t(f"{key}.title"))
     st.caption(t(f"{key}.lead"))
 
