@@ -9,7 +9,7 @@ then narrows the largest class served. Reports, per size: p50/p95 overall and pe
 replica held, and errors. On a 2-core machine two replicas share the same two cores: what one more replica adds is
 the second process (one Streamlit process runs one script at a time per session, and the GIL limits it to
 about one core), not more hardware.
-Usage: python benchmarks/bench_balanced.py [--replicas 1,2] [--think 2] [--moves 4] [--start 4] [--max 80]
+Usage: python -m benchmarks.bench_balanced [--replicas 1,2] [--think 2] [--moves 4] [--start 4] [--max 80]
 """
 
 from __future__ import annotations
@@ -19,15 +19,12 @@ import asyncio
 import os
 import secrets
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from cluster import (  # noqa: E402
+from benchmarks.cluster import (
     Student,
     free_port,
     route_of,
@@ -36,7 +33,7 @@ from cluster import (  # noqa: E402
     stop_balancer,
     stop_replicas,
 )
-from harness import pause, percentile  # noqa: E402
+from benchmarks.harness import pause, percentile
 
 PAGES = ("overview", "split", "attend", "concat", "why", "myths")
 PORTS = (18050, 18099)

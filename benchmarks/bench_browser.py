@@ -4,7 +4,9 @@
 2. per page: time from a slider release (a key press on the slider) to the updated page, p50/p95;
 3. a class: N concurrent browser sessions loading pages and moving sliders; p50/p95, errors, server memory.
 Prints figures; never asserted in tests.
-Usage: python benchmarks/bench_browser.py [--moves 12] [--sessions 20] [--think 0] [--skip cold pages class]
+Usage: python -m benchmarks.bench_browser [--moves 12] [--sessions 20] [--think 0] [--skip cold pages class]
+       [--pages split attend] [--throttle 6] [--port 18500]
+--throttle N slows the page's CPU N times (Chrome DevTools' Emulation.setCPUThrottlingRate: a slow phone).
 """
 
 from __future__ import annotations
@@ -12,13 +14,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness import (  # noqa: E402
+from benchmarks.harness import (
     CHROMIUM,
     CHROMIUM_FLAGS,
     PAGE_TEXT,
@@ -53,34 +51,40 @@ def move_and_time(page, key: str, direction: str) -> float:
     return settled_ms(page, before, t0) / 1000
 
 
-def open_page(browser, base: str, key: str, width: int = 1280):
+def open_page(browser, base: str, key: str, width: int = 1280, throttle: float = 1.0):
     ctx = browser.new_context(viewport={"width": width, "height": 900}, locale="en-US")
     page = ctx.new_page()
+    if throttle > 1:  # a slower CPU for this page's renderer, as DevTools' "CPU throttling"
+        ctx.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
     page.goto(f"{base}/{'' if key == 'overview' else key}?fixed=0")  # the h slider (d_model fixed is the default)
     wait_ready(page)
     page.locator(f".st-key-{SLIDERS[key]} input[type=range]").first.wait_for(state="attached", timeout=15_000)
     return ctx, page
 
 
-def cold_start(p) -> tuple[float, float]:
+def cold_start(p, port: int | None = None) -> tuple[float, float]:
     t0 = time.perf_counter()
-    proc, base = start_server()
+    proc, base = start_server(port=port)
     healthy = time.perf_counter() - t0
-    browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-    page = browser.new_page()
-    page.goto(base)
-    wait_ready(page)
-    page.locator(".st-key-h input[type=range]").wait_for(state="attached")
-    rendered = time.perf_counter() - t0
-    browser.close()
-    stop_server(proc)
+    try:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page()
+        page.goto(f"{base}/?fixed=0")  # free mode: the h slider (d_model fixed, the default, shows h_div instead)
+        wait_ready(page)
+        page.locator(".st-key-h input[type=range]").wait_for(state="attached")
+        rendered = time.perf_counter() - t0
+        browser.close()
+    finally:
+        stop_server(proc)
     return healthy, rendered
 
 
-def per_page(browser, base: str, moves: int) -> None:
-    print(f"{'page':<9} {'p50 ms':>8} {'p95 ms':>8}  (slider release -> updated page, {moves} moves)")
-    for key, slider in SLIDERS.items():
-        ctx, page = open_page(browser, base, key)
+def per_page(browser, base: str, moves: int, pages: list[str], throttle: float = 1.0) -> None:
+    print(f"{'page':<9} {'p50 ms':>8} {'p95 ms':>8}  (slider release -> updated page, {moves} moves, "
+          f"CPU throttled {throttle:g}x, load average {os.getloadavg()[0]:.1f})")
+    for key in pages:
+        slider = SLIDERS[key]
+        ctx, page = open_page(browser, base, key, throttle=throttle)
         times, failed = [], 0
         for i in range(moves):
             try:
@@ -150,21 +154,24 @@ def main() -> None:
     ap.add_argument("--class-moves", type=int, default=4)
     ap.add_argument("--think", type=float, default=0.0, help="class mode: mean seconds between a student's moves")
     ap.add_argument("--skip", nargs="*", default=[], choices=["cold", "pages", "class"])
+    ap.add_argument("--pages", nargs="*", default=list(SLIDERS), choices=list(SLIDERS), help="pages to time")
+    ap.add_argument("--throttle", type=float, default=1.0, help="per-page mode: CPU slowdown factor (e.g. 6)")
+    ap.add_argument("--port", type=int, default=None, help="server port (default: any free port)")
     a = ap.parse_args()
     with sync_playwright() as p:
         if "cold" not in a.skip:
-            healthy, rendered = cold_start(p)
+            healthy, rendered = cold_start(p, a.port)
             print(f"cold start: server healthy {healthy:.1f} s, first page rendered {rendered:.1f} s")
         if "pages" not in a.skip:
-            proc, base = start_server()
+            proc, base = start_server(port=a.port)
             try:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-                per_page(browser, base, a.moves)
+                per_page(browser, base, a.moves, a.pages, a.throttle)
                 browser.close()
             finally:
                 stop_server(proc)
     if "class" not in a.skip:  # asyncio, outside the sync API's event loop; a fresh server
-        proc, base = start_server()
+        proc, base = start_server(port=a.port)
         try:
             a_class(base, proc.pid, a.sessions, a.class_moves, a.think)
         finally:

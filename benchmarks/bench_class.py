@@ -7,7 +7,7 @@ server's 2 cores would measure the renderers, not the server (bench_browser.py's
 and ``--browsers`` of them are real headless Chromium pages, timed from slider release to the updated
 page, as a student under the class's load sees it.
 Reports p50/p95 of slider -> script finished (all page data received), errors and server memory.
-Usage: python benchmarks/bench_class.py [--sessions 20] [--moves 6] [--think 0] [--browsers 2]
+Usage: python -m benchmarks.bench_class [--sessions 20] [--moves 6] [--think 0] [--browsers 2]
 """
 
 from __future__ import annotations
@@ -15,14 +15,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import websockets  # noqa: E402
-from harness import (  # noqa: E402
+import websockets
+from playwright.async_api import async_playwright
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
+from streamlit.util import calc_hash
+
+from benchmarks.harness import (
     CHROMIUM,
     CHROMIUM_FLAGS,
     open_student_page,
@@ -33,11 +35,6 @@ from harness import (  # noqa: E402
     stop_server,
     timed_move,
 )
-from playwright.async_api import async_playwright  # noqa: E402
-from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-from streamlit.proto.WidgetStates_pb2 import WidgetStates  # noqa: E402
-from streamlit.util import calc_hash  # noqa: E402
 
 PAGES = ("overview", "split", "attend", "concat", "why", "myths", "prereq")
 

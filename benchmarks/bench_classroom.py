@@ -2,24 +2,22 @@
 storage layer; prints wall time, writes per second and the dashboard's read time, on SQLite (a temp file)
 and on PostgreSQL when MHA_TEST_DATABASE_URL is set (its tables are dropped first and after).
 
-    python benchmarks/bench_classroom.py [students=50]
+    python -m benchmarks.bench_classroom [students=50]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness import run_threads  # noqa: E402
-
-from mha_core.classroom import Storage, dashboard, sqlite_url  # noqa: E402
-from mha_core.classroom.schema import metadata  # noqa: E402
-from mha_core.quiz import load_questions  # noqa: E402
+from benchmarks.harness import run_threads
+from mha_core.classroom import Storage, dashboard, sqlite_url
+from mha_core.classroom.schema import metadata
+from mha_core.quiz import load_questions
 
 QUESTIONS = tuple(q.id for q in load_questions("en"))
 
@@ -52,7 +50,9 @@ def run(store: Storage, n: int) -> None:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("students", nargs="?", type=int, default=50, help="students answering at once (default 50)")
+    n = ap.parse_args().students
     with tempfile.TemporaryDirectory() as d:
         store = Storage.open(sqlite_url(Path(d) / "bench.sqlite3"))
         run(store, n)

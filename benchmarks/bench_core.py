@@ -1,23 +1,19 @@
 """The numpy core's forward against torch.nn.MultiheadAttention on the CPU, in the same run.
 
 Prints medians over repeated runs and the ratio; nothing here is asserted by the tests.
-Usage: python benchmarks/bench_core.py [--n 256] [--d-model 512] [--heads 8] [--repeats 50]
+Usage: python -m benchmarks.bench_core [--n 256] [--d-model 512] [--heads 8] [--repeats 50]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
-from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness import median_ms  # noqa: E402
-
-from mha_core import multi_head_attention  # noqa: E402
+from benchmarks.harness import median_ms
+from mha_core import multi_head_attention
 
 
 def main() -> None:

@@ -1,22 +1,21 @@
 """Median script time of the cost lab, rerun through AppTest: default settings and the largest preset.
 
-Usage: python benchmarks/bench_cost.py [N]   (target: median <= 150 ms)
+Usage: python -m benchmarks.bench_cost [N]   (target: median <= 150 ms)
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
+from streamlit.testing.v1 import AppTest
+
+from mha_core.presets import largest
+from mha_core.ui.nav import spec
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from mha_core.presets import largest  # noqa: E402
-from mha_core.ui.nav import spec  # noqa: E402
 
 TARGET_MS = 150.0
 
@@ -60,4 +59,6 @@ def main(n: int = 20) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="?", type=int, default=20, help="timed runs per setting (default 20)")
+    main(ap.parse_args().runs)

@@ -6,7 +6,7 @@ Prints (nothing is asserted; the boxes are shared, so the load average is printe
   median of reruns through AppTest (what a student waits for once the server is warm); target <= 300 ms;
 * a page training run: the Train button with the shipped recipe's shape (progress bar and live charts included),
   fresh seeds so the run cache cannot answer; target <= 15 s to an induction head.
-Usage: python benchmarks/bench_heads.py [--repeats 15] [--train-runs 2]
+Usage: python -m benchmarks.bench_heads [--repeats 15] [--train-runs 2]
 """
 
 from __future__ import annotations
@@ -14,21 +14,19 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from harness import median_ms  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from mha_core.i18n import translate  # noqa: E402
-from mha_core.toy import load_default  # noqa: E402
-from mha_core.toy.lab import TrainSettings  # noqa: E402
-from mha_core.toy.scores import INDUCTION_MIN  # noqa: E402
-from mha_core.ui.heads import runs  # noqa: E402
-from mha_core.ui.nav import spec  # noqa: E402
+from benchmarks.harness import median_ms
+from mha_core.i18n import translate
+from mha_core.toy import TrainSettings, load_default
+from mha_core.toy.scores import INDUCTION_MIN
+from mha_core.ui.heads import runs
+from mha_core.ui.nav import spec
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = spec("heads").script
 TABS = ("model", "train", "ablate", "count")

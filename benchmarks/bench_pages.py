@@ -2,22 +2,21 @@
 
 A rerun with the same settings is what a student's slider release costs once a value was seen; the
 first run at a setting includes the (cached afterwards) core computation. Both are printed.
-Usage: python benchmarks/bench_pages.py [--repeats 15]
+Usage: python -m benchmarks.bench_pages [--repeats 15]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from harness import median_ms  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from mha_core.ui.nav import available_pages  # noqa: E402
+from benchmarks.harness import median_ms
+from mha_core.ui.nav import available_pages
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SETTINGS = {
     "default": {},

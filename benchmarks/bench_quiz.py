@@ -1,26 +1,26 @@
 """Median script time of the quiz page through AppTest (target: at most 150 ms), in the states a class
 meets: a fresh quiz one question at a time, all at once, all at once fully graded (every card shows its
 feedback, plus the summary), and one "Check" click (grading in the callback, then the rerun).
-Usage: python benchmarks/bench_quiz.py [--repeats 15] [--lang en]
+Usage: python -m benchmarks.bench_quiz [--repeats 15] [--lang en]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from harness import median_ms  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from mha_core.quiz import Kind, SelfMark, grade, load_questions, student_seed  # noqa: E402
-from mha_core.quiz.numbers import format_value  # noqa: E402
-from mha_core.ui.nav import spec  # noqa: E402
-from mha_core.ui.quiz import answer_key, button_key, store  # noqa: E402
+from benchmarks.harness import median_ms
+from mha_core.quiz import Kind, SelfMark, grade, load_questions, student_seed
+from mha_core.quiz.numbers import format_value
+from mha_core.ui.nav import spec
+from mha_core.ui.quiz import answer_key, button_key
+from mha_core.ui.student import progress_store as store
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def open_quiz(lang: str, student: str, mode: str) -> AppTest:

@@ -2,7 +2,7 @@
 statistics), the layer check of every layer, and the batched per-head importance.
 
 Prints medians (and the machine's load average, since these boxes are shared); nothing here is asserted by tests.
-Usage: python benchmarks/bench_real.py [--repeats 20] [--cold 3]
+Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3]
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
 COLD = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
         "from mha_core import pretrained as P; m = P.load(P.PACKAGED); t2 = time.perf_counter(); "
         "print(f'{t1 - t0:.3f} {t2 - t1:.3f}')")

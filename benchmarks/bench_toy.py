@@ -2,7 +2,7 @@
 
 Prints medians over repeated runs (and the machine's load average, since these boxes are shared);
 nothing here is asserted by the tests.
-Usage: python benchmarks/bench_toy.py [--repeats 20] [--train-runs 3] [--threads 1]
+Usage: python -m benchmarks.bench_toy [--repeats 20] [--train-runs 3] [--threads 1]
 """
 
 from __future__ import annotations
@@ -10,15 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mha_core.toy import DEFAULT_RECIPE, held_out_batch, inspect_sequence, load_default, score_model  # noqa: E402
-from mha_core.toy.train import train_recipe  # noqa: E402
+from mha_core.toy import DEFAULT_RECIPE, held_out_batch, inspect_sequence, load_default, score_model
+from mha_core.toy.train import train_recipe
 
 INDUCTION_TARGET = 0.8  # "reached an induction head": best last-layer induction score on held-out data
 

@@ -52,9 +52,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
-    """(process, base URL) of a fresh server; raises RuntimeError with its output if it never gets healthy."""
-    port = free_port()
+def start_server(timeout: float = 60.0, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """(process, base URL) of a fresh server (on ``port``, else a free one); raises RuntimeError with its output
+    if it never gets healthy."""
+    port = port or free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1"],

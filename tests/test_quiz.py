@@ -11,8 +11,6 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-import torch
-from torch import nn
 
 from mha_core.classroom import Storage, sqlite_url
 from mha_core.errors import LabError
@@ -37,60 +35,10 @@ from mha_core.quiz import (
 )
 from mha_core.quiz.bank import TEACHING_PAGES, BankError, _entry
 from mha_core.ui.nav import PAGES
+from quizhelpers import GIB, MIB, STATED, torch_expected, typed
 
 SEEDS = range(60)
-MIB, GIB = 2**20, 2**30
 FULL_WIDTH = str.maketrans("0123456789,.", "０１２３４５６７８９，．")
-
-
-# --- answers from first principles: torch modules' sizes and K/V tensors' bytes ---
-
-def _mha_params(d_model: int, h: int, bias: bool) -> int:
-    return sum(p.numel() for p in nn.MultiheadAttention(d_model, h, bias=bias, device="meta").parameters())
-
-
-def _gqa_params(d_model: int, h: int, g: int, d_head: int) -> int:
-    layers = [nn.Linear(d_model, h * d_head, bias=False, device="meta"),
-              nn.Linear(d_model, g * d_head, bias=False, device="meta"),
-              nn.Linear(d_model, g * d_head, bias=False, device="meta"),
-              nn.Linear(h * d_head, d_model, bias=False, device="meta")]
-    return sum(p.numel() for layer in layers for p in layer.parameters())
-
-
-def _kv_bytes(layers: int, kv_heads: int, d_head: int, seq_len: int, batch: int = 1) -> int:
-    """What caching K and V in fp16 takes: one (K, V) pair of (batch, kv_heads, seq_len, d_head) per layer."""
-    t = torch.empty((layers, 2, batch, kv_heads, seq_len, d_head), dtype=torch.float16, device="meta")
-    return t.numel() * t.element_size()
-
-
-def torch_expected(q: Question) -> Fraction:
-    """A numeric question's answer, in base units, computed without mha_core."""
-    p = q.params
-    by_id = {
-        "self-test-1a": lambda: nn.MultiheadAttention(p["d_model"], p["h"], device="meta").head_dim,
-        "d-head": lambda: nn.MultiheadAttention(p["d_model"], p["h"], device="meta").head_dim,
-        "wo-params": lambda: nn.MultiheadAttention(p["d_model"], p["h"], bias=False,
-                                                   device="meta").out_proj.weight.numel(),
-        "mha-params": lambda: _mha_params(p["d_model"], p["h"], bias=False),
-        "mha-params-bias": lambda: _mha_params(p["d_model"], p["h"], bias=True),
-        "gqa-params": lambda: _gqa_params(p["d_model"], p["h"], p["g"], p["d_head"]),
-        "kv-mha": lambda: _kv_bytes(p["layers"], p["h"], p["d_head"], p["seq_len"], p["batch"]),
-        "kv-gqa": lambda: _kv_bytes(p["layers"], p["g"], p["d_head"], p["seq_len"], p["batch"]),
-        "kv-long": lambda: _kv_bytes(p["layers"], p["g"], p["d_head"], p["seq_len"], p["batch"]),
-        "kv-ratio": lambda: Fraction(_kv_bytes(p["layers"], p["h"], p["d_head"], p["seq_len"]),
-                                     _kv_bytes(p["layers"], p["g"], p["d_head"], p["seq_len"])),
-    }
-    return Fraction(by_id[q.id]())
-
-
-STATED = {"count": 1, "ratio": 1, "MiB": MIB, "GiB": GIB}
-
-
-def typed(q: Question, value: Fraction) -> str:
-    """How a student would type ``value`` (base units) in the question's stated unit."""
-    shown = value / STATED[q.unit]
-    assert shown.denominator == 1, f"{q.id}: {shown} is not whole in {q.unit}"
-    return str(shown.numerator)
 
 
 def numeric(lang: str = "en", seed: int = 0) -> list[Question]:

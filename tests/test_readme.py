@@ -20,6 +20,26 @@ def test_exactly_two_setup_commands():
     assert "requirements-dev.txt" in run_tests and "pytest" in run_tests
 
 
+def test_the_test_command_installs_the_package_before_pytest():
+    """Tests import mha_core and benchmarks as an installed package (tests/test_layout.py), editable so the assets
+    stay where mha_core finds them, --no-deps because the pins come from the requirements files."""
+    run_tests = _setup_commands()[1]
+    steps = [step.strip() for step in run_tests.split("&&")]
+    assert "pip install -q --no-deps -e ." in steps
+    assert steps.index("pip install -q --no-deps -e .") < steps.index("python -m pytest") == len(steps) - 1
+
+
+def test_the_benchmark_instructions_name_every_benchmark_as_a_module():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Benchmarks", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"\b(bench_\w+)\b", section))
+    shipped = {p.stem for p in (ROOT / "benchmarks").glob("bench_*.py")}
+    assert named == shipped
+    for module in re.findall(r"python -m (benchmarks\.\w+)", section):
+        assert (ROOT / Path(*module.split("."))).with_suffix(".py").exists(), module
+    assert "python benchmarks/" not in text  # run as modules of the installed package
+
+
 def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert _setup_commands()[1] in ci.splitlines()

@@ -5,19 +5,15 @@ except in CI, where it must run."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))  # shared helpers such as test_quiz.torch_expected
-from harness import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server, wait_ready  # noqa: E402
+from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
-__all__ = ["wait_ready"]
 
 
 def _need_browser() -> None:

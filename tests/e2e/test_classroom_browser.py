@@ -17,7 +17,7 @@ PASSWORD = "e2e-teacher"
 @pytest.fixture(scope="module")
 def class_server(browser, tmp_path_factory) -> Iterator[str]:  # noqa: ARG001 - browser: checks Chromium first
     """A server of its own: a fresh SQLite file and a teacher password in its environment."""
-    from harness import start_server, stop_server
+    from benchmarks.harness import start_server, stop_server
 
     db = tmp_path_factory.mktemp("classdb") / "class.sqlite3"
     saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD")}
@@ -40,7 +40,7 @@ def _metric(page, label: str) -> str:
 
 
 def test_teacher_sees_two_students_answers_live(browser, class_server, shots):
-    from conftest import wait_ready
+    from benchmarks.harness import wait_ready
 
     teacher_ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
     teacher = teacher_ctx.new_page()

@@ -47,7 +47,15 @@ class Deployment:
 
 @pytest.fixture(scope="module")
 def deployment(browser, tmp_path_factory) -> Iterator[Deployment]:  # noqa: ARG001 - browser: Chromium checked first
-    from cluster import NGINX, free_port, replica_log, start_balancer, start_replicas, stop_balancer, stop_replicas
+    from benchmarks.cluster import (
+        NGINX,
+        free_port,
+        replica_log,
+        start_balancer,
+        start_replicas,
+        stop_balancer,
+        stop_replicas,
+    )
 
     _need(Path(NGINX).exists(), f"{NGINX} is missing (apt-get install nginx; .ci/run installs it)")
     url = os.environ.get(PG_ENV)
@@ -101,7 +109,7 @@ async def _gather(*coros, return_exceptions: bool = False) -> list:  # noqa: ANN
 
 def _routes(bal, wanted: dict[str, int]) -> dict[str, list[str]]:  # noqa: ANN001 - cluster.Balancer
     """Random route cookies until each replica address has as many as wanted (the balancer decides, we ask it)."""
-    from cluster import route_of
+    from benchmarks.cluster import route_of
 
     got: dict[str, list[str]] = {addr: [] for addr in wanted}
     for _ in range(400):
@@ -192,8 +200,7 @@ def _metric(page, label: str) -> str:
 
 
 def _click_single(page, q, right: bool) -> tuple[str, bool]:  # noqa: ANN001 - Page, Question
-    from conftest import wait_ready
-
+    from benchmarks.harness import wait_ready
     from mha_core.quiz.grading import grade
     from mha_core.ui.quiz import answer_key, button_key
 
@@ -210,10 +217,10 @@ def _click_single(page, q, right: bool) -> tuple[str, bool]:  # noqa: ANN001 - P
 def test_a_class_survives_losing_a_replica(browser, deployment, shots):
     import re
 
-    from cluster import ROUTE_COOKIE, Student
-    from conftest import wait_ready
     from sqlalchemy import select
 
+    from benchmarks.cluster import ROUTE_COOKIE, Student
+    from benchmarks.harness import wait_ready
     from mha_core.classroom import Storage
     from mha_core.classroom.schema import answers, students
     from mha_core.quiz.store import new_student_id

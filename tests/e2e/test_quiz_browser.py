@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from conftest import wait_ready
-from test_quiz import STATED, torch_expected
 
+from benchmarks.harness import wait_ready
 from mha_core.i18n import LANGS, translate
 from mha_core.quiz import load_questions
 from mha_core.quiz.model import Kind
 from mha_core.quiz.store import student_seed
 from mha_core.ui.quiz import answer_key, button_key
+from quizhelpers import STATED, torch_expected
 
 pytestmark = pytest.mark.e2e
 LOCALES = {"zh": "zh-CN", "en": "en-US"}
