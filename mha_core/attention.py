@@ -118,11 +118,7 @@ def _project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, name: str) -> n
         return y
     b = np.asarray(b)
     if b.shape != (w.shape[1],):
-        raise LabError(
-            "bias_shape",
-            "Bias {name} has shape {got}; it must be a vector of length {want}.",
-            name=name, got=tuple(b.shape), want=w.shape[1],
-        )
+        raise LabError("bias_shape", name=name, got=tuple(b.shape), want=w.shape[1])
     y += b
     return y
 
@@ -130,65 +126,35 @@ def _project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, name: str) -> n
 def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads) -> int:
     """Validate shapes in the order a student would check them; return d_head."""
     if x.ndim != 2:
-        raise LabError("x_ndim", "X must be a matrix (n tokens × d_model), but it has {ndim} axes.",
-                       ndim=x.ndim)
+        raise LabError("x_ndim", ndim=x.ndim)
     n, d_model = x.shape
     if n == 0:
-        raise LabError("x_empty", "X has no rows: there is no token to attend over.")
+        raise LabError("x_empty")
     if not np.all(np.isfinite(x)):
-        raise LabError("not_finite", "{name} contains NaN or infinity; attention needs finite numbers.",
-                       name="X")
+        raise LabError("not_finite", name="X")
     if n_heads < 1:
-        raise LabError("heads_positive", "The number of heads must be at least 1 (got {h}).", h=n_heads)
+        raise LabError("heads_positive", h=n_heads)
     if n_kv_heads < 1 or n_heads % n_kv_heads:
-        raise LabError(
-            "kv_divides",
-            "n_heads = {h} is not a multiple of n_kv_heads = {g}: every K/V head must serve "
-            "the same number of query heads.",
-            h=n_heads, g=n_kv_heads,
-        )
+        raise LabError("kv_divides", h=n_heads, g=n_kv_heads)
     for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v), ("W_O", w_o)):
         if w.ndim != 2:
-            raise LabError("w_ndim", "{name} must be a matrix, but it has {ndim} axes.",
-                           name=name, ndim=w.ndim)
+            raise LabError("w_ndim", name=name, ndim=w.ndim)
         if not np.all(np.isfinite(w)):
-            raise LabError("not_finite", "{name} contains NaN or infinity; attention needs finite numbers.",
-                           name=name)
+            raise LabError("not_finite", name=name)
     for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
         if w.shape[0] != d_model:
-            raise LabError(
-                "w_rows",
-                "{name} has {rows} rows but X has d_model = {d_model} columns; "
-                "in X @ {name} these must match.",
-                name=name, rows=w.shape[0], d_model=d_model,
-            )
+            raise LabError("w_rows", name=name, rows=w.shape[0], d_model=d_model)
     inner = w_q.shape[1]
     if inner % n_heads:
-        raise LabError(
-            "q_divides",
-            "W_Q gives {inner} columns, which cannot be cut into {h} equal heads.",
-            inner=inner, h=n_heads,
-        )
+        raise LabError("q_divides", inner=inner, h=n_heads)
     d_head = inner // n_heads
     for name, w in (("W_K", w_k), ("W_V", w_v)):
         if w.shape[1] != n_kv_heads * d_head:
-            raise LabError(
-                "kv_width",
-                "{name} has {cols} columns; with {g} K/V heads of d_head = {d} it needs {want}.",
-                name=name, cols=w.shape[1], g=n_kv_heads, d=d_head, want=n_kv_heads * d_head,
-            )
+            raise LabError("kv_width", name=name, cols=w.shape[1], g=n_kv_heads, d=d_head, want=n_kv_heads * d_head)
     if w_o.shape[0] != inner:
-        raise LabError(
-            "o_rows",
-            "W_O has {rows} rows but the concatenated heads are {inner} wide; they must match.",
-            rows=w_o.shape[0], inner=inner,
-        )
+        raise LabError("o_rows", rows=w_o.shape[0], inner=inner)
     if w_o.shape[1] != d_model:
-        raise LabError(
-            "o_cols",
-            "W_O has {cols} columns but the output must be d_model = {d_model} wide, like X.",
-            cols=w_o.shape[1], d_model=d_model,
-        )
+        raise LabError("o_cols", cols=w_o.shape[1], d_model=d_model)
     return d_head
 
 

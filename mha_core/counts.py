@@ -10,29 +10,22 @@ from mha_core.errors import LabError
 def _resolve(d_model: int, n_heads: int, n_kv_heads: int | None, d_head: int | None) -> tuple[int, int]:
     """Check a layer shape and return (n_kv_heads, d_head); raise LabError when it cannot exist."""
     if d_model < 1 or n_heads < 1:
-        raise LabError("shape_positive", "d_model and n_heads must be positive (got {d_model}, {h}).",
-                       d_model=d_model, h=n_heads)
+        raise LabError("shape_positive", d_model=d_model, h=n_heads)
     g = n_heads if n_kv_heads is None else n_kv_heads
     _check_kv(n_heads, g)
     if d_head is None:
         if d_model % n_heads:
-            raise LabError("h_divides", "d_model = {d_model} cannot be cut into {h} equal heads.",
-                           d_model=d_model, h=n_heads)
+            raise LabError("h_divides", d_model=d_model, h=n_heads)
         d_head = d_model // n_heads
     if d_head < 1:
-        raise LabError("d_head_positive", "d_head must be positive (got {d}).", d=d_head)
+        raise LabError("d_head_positive", d=d_head)
     return g, d_head
 
 
 def _check_kv(n_heads: int, g: int) -> None:
     """Every K/V head must serve the same number of query heads."""
     if g < 1 or n_heads % g:
-        raise LabError(
-            "kv_divides",
-            "n_heads = {h} is not a multiple of n_kv_heads = {g}: every K/V head must serve "
-            "the same number of query heads.",
-            h=n_heads, g=g,
-        )
+        raise LabError("kv_divides", h=n_heads, g=g)
 
 
 def param_counts(
@@ -66,7 +59,7 @@ def kv_cache_bytes(
     for name, value in (("n_layers", n_layers), ("n_kv_heads", n_kv_heads), ("d_head", d_head),
                         ("seq_len", seq_len), ("batch", batch), ("bytes_per_value", bytes_per_value)):
         if value < 1:
-            raise LabError("count_positive", "{name} must be at least 1 (got {value}).", name=name, value=value)
+            raise LabError("count_positive", name=name, value=value)
     return 2 * n_layers * n_kv_heads * d_head * seq_len * batch * bytes_per_value
 
 
@@ -77,7 +70,7 @@ def kv_cache_bytes(
 def divisors(n: int) -> list[int]:
     """The positive divisors of n, ascending: the head counts that cut n into equal parts."""
     if n < 1:
-        raise LabError("count_positive", "{name} must be at least 1 (got {value}).", name="n", value=n)
+        raise LabError("count_positive", name="n", value=n)
     small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
 
@@ -85,7 +78,7 @@ def divisors(n: int) -> list[int]:
 def attention_kind(n_heads: int, n_kv_heads: int) -> str:
     """"MHA" (every query head has its own K/V), "MQA" (one K/V head for all) or "GQA" (in between)."""
     if n_heads < 1:
-        raise LabError("heads_positive", "The number of heads must be at least 1 (got {h}).", h=n_heads)
+        raise LabError("heads_positive", h=n_heads)
     _check_kv(n_heads, n_kv_heads)
     if n_kv_heads == n_heads:
         return "MHA"
@@ -155,7 +148,7 @@ def attention_flops(
     g, d = _resolve(d_model, n_heads, n_kv_heads, d_head)
     for name, value in (("seq_len", seq_len), ("batch", batch)):
         if value < 1:
-            raise LabError("count_positive", "{name} must be at least 1 (got {value}).", name=name, value=value)
+            raise LabError("count_positive", name=name, value=value)
     tokens = seq_len * batch
     mac = FLOPS_PER_MAC
     return LayerFlops(
@@ -189,8 +182,7 @@ class ModelShape:
     def __post_init__(self) -> None:
         _resolve(self.d_model, self.n_heads, self.n_kv_heads, self.d_head)
         if self.n_layers < 1:
-            raise LabError("count_positive", "{name} must be at least 1 (got {value}).",
-                           name="n_layers", value=self.n_layers)
+            raise LabError("count_positive", name="n_layers", value=self.n_layers)
 
     @property
     def kind(self) -> str:
@@ -389,8 +381,7 @@ def kv_crossover_tokens(shape: ModelShape, weight_params: int) -> int:
     """Tokens in the cache (batch × sequence length) at which the KV cache first holds as many values as the
     model has weights: the smallest T with cache(T) ≥ weights. Both in the same value type, so bytes cancel."""
     if weight_params < 1:
-        raise LabError("count_positive", "{name} must be at least 1 (got {value}).", name="weights",
-                       value=weight_params)
+        raise LabError("count_positive", name="weights", value=weight_params)
     per_token = shape.kv_bytes(seq_len=1, bytes_per_value=1)
     return -(-weight_params // per_token)
 

@@ -34,11 +34,11 @@ def ensemble_check(sentence: str, d_model: int, n_heads: int, seed: int = 0) -> 
     tokens = tokenize(sentence).tokens
     x = embed(tokens, d_model)
     w = random_weights(d_model, n_heads, d_head, seed)
-    tr = multi_head_attention(x, w.w_q, w.w_k, w.w_v, w.w_o, n_heads)
-    diffs = tuple(float(np.max(np.abs(x @ w.w_q[:, i * d_head:(i + 1) * d_head] - tr.q_heads[i])))
+    trace = multi_head_attention(x, w.w_q, w.w_k, w.w_v, w.w_o, n_heads)
+    diffs = tuple(float(np.max(np.abs(x @ w.w_q[:, i * d_head:(i + 1) * d_head] - trace.q_heads[i])))
                   for i in range(n_heads))
     return EnsembleCheck(
-        n_heads, d_head, diffs, inputs_identical=bool(np.shares_memory(tr.x, x) or np.array_equal(tr.x, x)),
+        n_heads, d_head, diffs, inputs_identical=bool(np.shares_memory(trace.x, x) or np.array_equal(trace.x, x)),
         params_multi=param_counts(d_model, n_heads)["total"], params_single=param_counts(d_model, 1)["total"],
     )
 
@@ -91,7 +91,7 @@ def find_token(tokens: tuple[str, ...], word: str) -> int:
     for i, tok in enumerate(tokens):
         if tok.lower() == word.strip().lower():
             return i
-    raise LabError("why_word", "“{word}” is not a token of the sentence.", word=word)
+    raise LabError("why_word", word=word)
 
 
 def role_positions(sentence: str, query: str, first: str, second: str) -> tuple[int, tuple[int, int]]:
@@ -109,11 +109,11 @@ def two_targets(sentence: str, query: int, targets: tuple[int, int], d_head: int
     tokens = tokenize(sentence).tokens
     n = len(tokens)
     if n < 3:
-        raise LabError("why_short", "The demonstration needs at least three tokens.")
+        raise LabError("why_short")
     if not (0 <= query < n and all(0 <= t < n for t in targets)) or len({query, *targets}) < 3:
-        raise LabError("why_targets", "The query and its two targets must be three different tokens.")
+        raise LabError("why_targets")
     if tokens[targets[0]].lower() == tokens[targets[1]].lower():
-        raise LabError("why_targets", "The query and its two targets must be three different tokens.")
+        raise LabError("why_targets")
     d_model = 4 * d_head
     heads = [lookup_head(d_model, d_head, tokens[query], tokens[t]) for t in targets]
     w_v = content_values(d_model, d_head, seed)                  # both heads read the same content projection

@@ -80,7 +80,7 @@ def tokenize(sentence: str, max_tokens: int = MAX_TOKENS) -> Tokens:
     for m in _TOKEN_RE.finditer(sentence or ""):
         found.extend(segment_chinese(m.group()) if m.group("han") else [m.group()])
     if not found:
-        raise LabError("empty_sentence", "The sentence has no words or punctuation marks to attend over.")
+        raise LabError("empty_sentence")
     return Tokens(tuple(found[:max_tokens]), max(0, len(found) - max_tokens))
 
 
@@ -252,4 +252,4 @@ def make_weights(mode: str, d_model: int, n_heads: int, d_head: int, seed: int =
         return illustrative_weights(d_model, n_heads, d_head, seed)
     if mode == "random":
         return random_weights(d_model, n_heads, d_head, seed)
-    raise LabError("weight_mode", "Unknown weight mode {mode!r}.", mode=mode)
+    raise LabError("weight_mode", mode=mode)

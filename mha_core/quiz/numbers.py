@@ -82,17 +82,17 @@ def parse_number(text: str, unit: str = "count") -> Parsed:
     spec = UNITS[unit]
     text = _normalise(text)
     if not text:
-        raise LabError("quiz_empty", "Please enter an answer first.")
+        raise LabError("quiz_empty")
     if len(text) > MAX_CHARS:
-        raise LabError("quiz_not_number", "Please enter a number.")
+        raise LabError("quiz_not_number")
     m = _NUMBER.fullmatch(text)
     if not m or not (m["int"] or m["frac"]):
-        raise LabError("quiz_not_number", "Please enter a number.")
+        raise LabError("quiz_not_number")
     digits = re.sub(r"[, _']", "", m["int"]) + (m["frac"] or "")
     exp_text = m["exp"] or m["exp10"] or "0"
     exponent = int(exp_text) - len(m["frac"] or "")
     if abs(int(exp_text)) > MAX_EXPONENT:
-        raise LabError("quiz_not_number", "Please enter a number.")
+        raise LabError("quiz_not_number")
     value = Fraction(int(digits)) * Fraction(10) ** exponent
     if m["sign"] == "-":
         value = -value
@@ -101,8 +101,8 @@ def parse_number(text: str, unit: str = "count") -> Parsed:
         return Parsed(value * spec.scale, rounded=False)
     if suffix not in spec.suffixes:
         if suffix not in _KNOWN_SUFFIXES:
-            raise LabError("quiz_not_number", "Please enter a number.")
-        raise LabError("quiz_bad_unit", "This answer takes one of: {allowed}.", allowed=spec.allowed())
+            raise LabError("quiz_not_number")
+        raise LabError("quiz_bad_unit", allowed=spec.allowed())
     scale = spec.suffixes[suffix]
     return Parsed(value * scale, rounded=scale > spec.scale)
 

@@ -60,7 +60,7 @@ class Progress:
     def record(self, g: Grade) -> Progress:
         """Add a grade; an answer to a question already graded is refused (LabError) and costs nothing."""
         if self.grade_of(g.question_id) is not None:
-            raise LabError("quiz_already_graded", "This question is already graded.")
+            raise LabError("quiz_already_graded")
         attempt = Attempt(g.question_id, g.canonical, g.correct, self.round)
         return replace(self, grades=(*self.grades, g), history=(*self.history, attempt))
 

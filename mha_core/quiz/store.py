@@ -76,7 +76,7 @@ class ProgressStore:
             outcome = self._storage.save_progress(student_id, version, encode(new), answer(new) if answer else None)
             if outcome is not SaveOutcome.CONFLICT:
                 return new, outcome
-        raise DatabaseError("class_db_busy", "The class database is busy; nothing was saved.")
+        raise DatabaseError("class_db_busy")
 
     def record(self, student_id: str, g: Grade, member: Member | None = None) -> tuple[Progress, SaveOutcome]:
         """Add a grade (refused with LabError if the question is graded already) and, for a class member

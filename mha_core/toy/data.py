@@ -61,11 +61,7 @@ def make_batch(
     """
     too_small = vocab_size < (n_ctx if distinct else 2)
     if not 2 <= min_len <= max_len or 2 * max_len > n_ctx or batch < 1 or too_small:
-        raise LabError(
-            "toy_data",
-            "Cannot place two copies of {lo}..{hi} tokens in {n} positions (batch {b}, vocab {v}).",
-            lo=min_len, hi=max_len, n=n_ctx, b=batch, v=vocab_size,
-        )
+        raise LabError("toy_data", lo=min_len, hi=max_len, n=n_ctx, b=batch, v=vocab_size)
     if distinct:
         tokens = rng.permuted(np.tile(np.arange(vocab_size, dtype=np.int64), (batch, 1)), axis=1)[:, :n_ctx]
     else:

@@ -52,9 +52,7 @@ class RegisterTask:
         ok = (1 <= self.n_registers <= len(REGISTER_NAMES) and self.n_values >= 2
               and self.n_ctx > self.n_registers)
         if not ok:
-            raise LabError("toy_registers", "A register task needs 1..{max} registers, at least 2 values and more "
-                           "than {r} positions (got {r}, {v}, {n}).", max=len(REGISTER_NAMES),
-                           r=self.n_registers, v=self.n_values, n=self.n_ctx)
+            raise LabError("toy_registers", max=len(REGISTER_NAMES), r=self.n_registers, v=self.n_values, n=self.n_ctx)
 
     @property
     def question(self) -> int:
@@ -196,8 +194,7 @@ def train_registers(task: RegisterTask, d_model: int, n_heads: int, steps: int, 
                     seed: int = 0, held_out: RegisterBatch | None = None) -> RegisterRun:
     """AdamW with the copy model's schedule on the asked positions; same arguments -> same weights."""
     if steps < 1 or batch < 1 or lr <= 0:
-        raise LabError("toy_train", "steps, batch and every must be positive and lr > 0 "
-                       "(got {steps}, {batch}, {every}, {lr}).", steps=steps, batch=batch, every=1, lr=lr)
+        raise LabError("toy_train", steps=steps, batch=batch, every=1, lr=lr)
     threads = torch.get_num_threads()
     torch.set_num_threads(TRAIN_THREADS)
     try:
@@ -234,8 +231,7 @@ def format_registers(tokens: np.ndarray, task: RegisterTask = DEFAULT_TASK) -> l
         elif 0 <= tok < task.question:
             out.append(f"{REGISTER_NAMES[tok // task.n_values]}={tok % task.n_values}")
         else:
-            raise LabError("toy_vocab_range", "Token ids must lie in 0..{top}; got {lo}..{hi}.",
-                           top=task.question, lo=tok, hi=tok)
+            raise LabError("toy_vocab_range", top=task.question, lo=tok, hi=tok)
     return out
 
 

@@ -32,18 +32,13 @@ def load_model(path: Path | str) -> ToyTransformer:
     """Load a file written by ``save_model``; LabError if it is missing or not a toy model."""
     path = Path(path)
     if not path.is_file():
-        raise LabError("toy_weights_missing",
-                       "The toy model's weights file {path} is missing; run `python -m mha_core.toy train`.",
-                       path=str(path))
+        raise LabError("toy_weights_missing", path=str(path))
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
         model = ToyTransformer(ToyConfig.from_dict(payload["config"]))
         model.load_state_dict(payload["state_dict"])
     except Exception as exc:  # any unreadable, truncated or foreign file means the same thing to a student
-        raise LabError("toy_weights_corrupt",
-                       "The toy model's weights file {path} cannot be read ({reason}); "
-                       "run `python -m mha_core.toy train` to rebuild it.",
-                       path=str(path), reason=type(exc).__name__) from exc
+        raise LabError("toy_weights_corrupt", path=str(path), reason=type(exc).__name__) from exc
     return model.eval()
 
 
