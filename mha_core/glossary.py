@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from mha_core.i18n import cite_style
 from mha_core.sources import render_citations
 
 GLOSSARY_PATH = Path(__file__).resolve().parent.parent / "assets" / "glossary.toml"
@@ -41,7 +42,7 @@ class Term:
 
     def definition(self, lang: str) -> str:
         """The short definition in ``lang``, its citation markers (``[@clark2019]``) written out."""
-        return render_citations(self.zh_def if lang == "zh" else self.en_def, lang)
+        return render_citations(self.zh_def if lang == "zh" else self.en_def, cite_style(lang))
 
     def avoid(self, lang: str) -> tuple[str, ...]:
         """The variants of this term that text in ``lang`` must not use."""

@@ -125,14 +125,10 @@ def cited_keys(text: str) -> list[str]:
     return [m.group(2) for c in CITATION.finditer(text) for m in _KEY.finditer(c.group(1))]
 
 
-def render_citations(text: str, style: CiteStyle | str) -> str:
-    """Replace every citation marker in ``text`` by its inline citation in ``style`` (or a language's style)."""
+def render_citations(text: str, style: CiteStyle) -> str:
+    """Replace every citation marker in ``text`` by its inline citation in ``style`` (a language's: i18n.cite_style)."""
     if "@" not in text:
         return text
-    if isinstance(style, str):
-        from mha_core.i18n import cite_style  # late: the i18n loader itself imports this module
-
-        style = cite_style(style)
     return CITATION.sub(lambda c: inline_cite([(m.group(2), not m.group(1)) for m in _KEY.finditer(c.group(1))],
                                               style), text)
 

@@ -1,11 +1,11 @@
 """Class mode: students join with a code or QR and answer the quiz; the teacher (password) sees the class live.
-Widgets in mha_core.ui.classroom; codes, storage and figures in mha_core.classroom."""
+The student's side in mha_core.ui.classroom, the teacher's in mha_core.ui.teacher; codes, storage and figures in
+mha_core.classroom."""
 
-from mha_core.ui import classroom as view
-from mha_core.ui import render
+from mha_core.ui import classroom, render, teacher
 
 render.page_header("classroom")
-if view.role() == "teacher":
-    view.teacher()
+if classroom.role() == "teacher":
+    teacher.view()
 else:
-    view.student()
+    classroom.student_view()

@@ -42,7 +42,7 @@ def visible_strings(lang: str) -> list[tuple[str, str]]:
     """Every visible string of one language: the i18n catalog and the quiz texts (citations written out)."""
     import tomllib
 
-    from mha_core.i18n import catalog
+    from mha_core.i18n import catalog, cite_style
     from mha_core.sources import render_citations
 
     def flatten(table: dict, prefix: str = ""):
@@ -53,5 +53,5 @@ def visible_strings(lang: str) -> list[tuple[str, str]]:
                 yield f"{prefix}{key}", value
 
     with (ROOT / "assets" / "quiz" / f"{lang}.toml").open("rb") as f:
-        quiz = [(f"quiz:{k}", render_citations(v, lang)) for k, v in flatten(tomllib.load(f))]
+        quiz = [(f"quiz:{k}", render_citations(v, cite_style(lang))) for k, v in flatten(tomllib.load(f))]
     return sorted(catalog(lang).items()) + quiz

@@ -12,15 +12,15 @@ from types import SimpleNamespace
 import pytest
 from streamlit.runtime import caching
 from streamlit.testing.v1 import AppTest
-from test_quiz_page import answer
 
 from apphelpers import ROOT, open_page, shown_text
 from mha_core.classroom import SOURCE, Storage, pretty, sqlite_url
 from mha_core.i18n import LANGS, translate
 from mha_core.quiz import load_questions, student_seed, valid_student_id
-from mha_core.ui import classroom as ui
+from mha_core.ui import classroom, present, student, teacher
 from mha_core.ui.nav import spec
 from mha_core.ui.quiz import button_key
+from quizhelpers import answer
 
 PAGE, QUIZ = spec("classroom").script, spec("quiz").script
 PASSWORD = "s3cret 教室"
@@ -50,8 +50,8 @@ def open_class_page(lang: str, **params: str) -> AppTest:
 
 
 def as_teacher(at: AppTest, password: str = PASSWORD) -> AppTest:
-    if at.segmented_control(key=ui.ROLE_KEY).value != "teacher":
-        at.segmented_control(key=ui.ROLE_KEY).set_value("teacher").run()
+    if at.segmented_control(key=classroom.ROLE_KEY).value != "teacher":
+        at.segmented_control(key=classroom.ROLE_KEY).set_value("teacher").run()
     at.text_input(key="classroom_pw_in").input(password)
     next(b for b in at.button if b.key and b.key.startswith("FormSubmitter:classroom_login")).click().run()
     assert not at.exception, at.exception
@@ -75,7 +75,7 @@ def errors(at: AppTest) -> list[str]:
 def test_without_a_password_the_dashboard_says_how_and_shows_nothing(db, monkeypatch, lang):
     monkeypatch.delenv("MHA_TEACHER_PASSWORD")
     at = open_class_page(lang)
-    at.segmented_control(key=ui.ROLE_KEY).set_value("teacher").run()
+    at.segmented_control(key=classroom.ROLE_KEY).set_value("teacher").run()
     assert translate(lang, "classroom.no_password", env="MHA_TEACHER_PASSWORD") in [w.value for w in at.warning]
     assert not [b for b in at.button if b.key == "classroom_new"] and not at.text_input
 
@@ -116,6 +116,26 @@ def test_teacher_opens_a_class_and_sees_the_students(db, lang):
     store.dispose()
 
 
+def test_the_teachers_view_and_class_survive_a_visit_to_the_projector(db):
+    """The role and the class picked are kept widget values (classroom.KEPT, teacher.KEPT): after presenting the
+    pipeline and coming back, the teacher sees the same class (before: the student's join form)."""
+    store = Storage.open(db)
+    older = store.create_class()
+    store.create_class()  # the newest is the picker's first option
+    at = as_teacher(open_class_page("en"))
+    at.selectbox(key=teacher.TEACH_CODE_KEY).set_value(older.code).run()
+    at.button(key=teacher.PRESENT_BUTTON_KEY).click().run()
+    assert at.query_params[present.PRESENT_PARAM] == "1" and at.session_state[present.PRESENT_KEY] is True
+    at.button(key=present.NEXT_KEY).click().run()     # to the first pipeline page
+    at.button(key=present.EXIT_KEY).click().run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key=classroom.ROLE_KEY).value == "teacher"
+    assert at.selectbox(key=teacher.TEACH_CODE_KEY).value == older.code
+    assert pretty(older.code) in [t.value for t in at.title]
+    store.dispose()
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_student_joins_by_link_and_their_quiz_answers_are_recorded(db, lang):
     store = Storage.open(db)
@@ -125,7 +145,7 @@ def test_a_student_joins_by_link_and_their_quiz_answers_are_recorded(db, lang):
     join(at, f" {NAME} ")  # 40 characters with the spaces: the widget's own limit
     assert translate(lang, "classroom.joined", code=pretty(info.code)) in [s.value for s in at.success]
     assert NAME in [t.value for t in at.text] and NAME not in shown_text(at)
-    key = at.session_state["quiz_student"]
+    key = at.session_state[student.STUDENT_KEY]
     at.switch_page(QUIZ)
     at.run()
     q = load_questions(lang, student_seed(key))[0]
@@ -161,7 +181,7 @@ def test_wrong_codes_closed_classes_and_bad_names_get_clear_messages(db, lang):
 def student_on_quiz(code: str, lang: str = "en", name: str = "Ann") -> tuple[AppTest, str]:
     """A student who joined by link and went to the quiz page: (the session, their quiz id)."""
     at = join(open_class_page(lang, **{"class": code}), name)
-    key = at.session_state["quiz_student"]
+    key = at.session_state[student.STUDENT_KEY]
     at.switch_page(QUIZ)
     at.run()
     assert not at.exception, at.exception
@@ -342,14 +362,14 @@ def test_an_unreachable_database_gets_a_translated_message(monkeypatch):
 
 
 def test_presentation_mode_steps_through_the_pipeline():
-    assert ui.pipeline_keys()[:1] == ("overview",) and "concat" in ui.pipeline_keys()
+    assert present.pipeline_keys()[:1] == ("overview",) and "concat" in present.pipeline_keys()
     def script():
         import streamlit as st
 
-        from mha_core.ui import classroom
+        from mha_core.ui import present
 
         st.session_state.setdefault("lang", "en")
-        st.session_state["presenting"] = classroom.presentation(st.session_state.get("page", "overview"))
+        st.session_state["presenting"] = present.presentation(st.session_state.get("page", "overview"))
 
     at = AppTest.from_function(script)
     at.run()
@@ -358,7 +378,7 @@ def test_presentation_mode_steps_through_the_pipeline():
     at.run()
     assert at.session_state["presenting"] is True
     assert at.button(key="present_prev").disabled and not at.button(key="present_next").disabled
-    at.session_state["page"] = ui.pipeline_keys()[-1]
+    at.session_state["page"] = present.pipeline_keys()[-1]
     at.run()
     assert not at.button(key="present_prev").disabled and at.button(key="present_next").disabled
     at.button(key="present_exit").click().run()

@@ -7,7 +7,6 @@ import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_quiz import STATED, torch_expected
 
 from apphelpers import ROOT, shown_text
 from mha_core.classroom import sqlite_url
@@ -15,6 +14,7 @@ from mha_core.i18n import translate
 from mha_core.quiz import Kind, Question, load_questions, presented_order, student_seed
 from mha_core.ui.nav import available_pages, spec
 from mha_core.ui.quiz import answer_key, button_key
+from quizhelpers import answer, numeric_text
 
 QUIZ = spec("quiz").script
 TEACHING = {p.key for p in available_pages()}
@@ -51,34 +51,6 @@ def score_shown(at: AppTest, lang: str, right: int, total: int) -> bool:
 
 def errors(at: AppTest) -> list[str]:
     return [e.value for e in at.error]
-
-
-def numeric_text(q: Question, right: bool) -> str:
-    """The number typed, worked out independently (torch), in the question's unit, with separators."""
-    value = torch_expected(q) / STATED[q.unit]
-    assert value.denominator == 1
-    return f"{value.numerator + (0 if right else 1):,}"
-
-
-def answer(at: AppTest, q: Question, seed: int, right: bool) -> None:
-    """Fill in one question the way a student would, then submit it."""
-    key = answer_key(q.id)
-    if q.kind is Kind.TEXT:
-        at.text_area(key=key).input("Concatenation only places the heads side by side; W^O fuses them.")
-        at.button(key=button_key("reveal", q.id)).click().run()
-        at.button(key=button_key("self_right" if right else "self_wrong", q.id)).click().run()
-        return
-    if q.kind is Kind.SINGLE:
-        wrong = next(o for o in presented_order(q, seed) if o != q.correct[0])
-        at.radio(key=key).set_value(q.correct[0] if right else wrong)
-    elif q.kind is Kind.MULTIPLE:
-        for o in q.correct if right else q.option_ids:
-            at.checkbox(key=answer_key(q.id, o)).check()
-    elif q.kind is Kind.ORDERING:
-        at.multiselect(key=key).set_value(list(q.correct) if right else list(reversed(q.correct)))
-    else:
-        at.text_input(key=key).input(numeric_text(q, right))
-    at.button(key=button_key("check", q.id)).click().run()
 
 
 def walk(at: AppTest, lang: str, student: str, mode: str, right: bool) -> tuple[Question, ...]:
@@ -199,6 +171,7 @@ def test_progress_survives_switching_pages_and_reloading():
     at.sidebar.radio(key="quiz_mode").set_value("all").run()
     at.switch_page(spec("overview").script).run()
     assert not at.exception
+    del at.query_params["mode"]  # the other page's address has no ?mode=: the session alone keeps it (quiz.KEPT)
     at.switch_page(QUIZ).run()
     assert score_shown(at, "en", 2, len(qs))
     assert at.sidebar.radio(key="quiz_mode").value == "all"

@@ -1,5 +1,6 @@
 """Class mode without Streamlit: join codes, display names, storage over SQLAlchemy 2, the teacher's
-dashboard figures and password checks. The Streamlit bridges live in ``mha_core.ui.classroom``."""
+dashboard figures and password checks. The Streamlit side lives in ``mha_core.ui`` (classdb, student, teacher,
+present, classroom)."""
 
 from mha_core.classroom.aggregates import Dashboard, QuestionStat, StudentScore, WrongAnswer, answers_csv, dashboard
 from mha_core.classroom.auth import SESSION, SOURCE, Policy, RateLimiter, configured_password, password_matches

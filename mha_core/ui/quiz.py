@@ -1,6 +1,5 @@
-"""The quiz page's Streamlit layer: student id, the teacher's sidebar choice, question cards with
-feedback, the running score and the summary. The only quiz module that imports Streamlit (it belongs
-beside mha_core.ui; it lives here because the quiz feature owns only mha_core/quiz).
+"""The quiz page's Streamlit layer: the teacher's sidebar choice, question cards with feedback, the running score
+and the summary. The student (id, progress store, class membership and the class's hooks) is mha_core.ui.student.
 
 Answers are graded in button callbacks, before the script runs, so the score drawn at the top of the
 page already counts the answer just given. Every graded answer goes through ``grade`` into the store, which is
@@ -25,27 +24,26 @@ from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import SELF_RIGHT, describe, grade
 from mha_core.quiz.model import Grade, Kind, Question, SelfMark
 from mha_core.quiz.progress import Progress, presented_order
-from mha_core.quiz.store import ProgressStore, new_student_id, student_seed, valid_student_id
-from mha_core.ui import classroom as class_mode
-from mha_core.ui import render
+from mha_core.quiz.store import student_seed
+from mha_core.ui import present, render, student
 from mha_core.ui.i18n import lang, t
 from mha_core.ui.nav import available_pages
 
 MODES = ("one", "all")
-STUDENT_KEY = "quiz_student"      # session: this student's id (also ?student= in the URL)
-MODE_KEY = "quiz_mode"            # sidebar widget: one question at a time or all at once
-SAVED_MODE_KEY = "quiz_saved_mode"  # session: the mode, kept while other pages drop the widget
+MODE_KEY = "quiz_mode"            # sidebar widget: one question at a time or all at once (None: not chosen yet)
+MODE_PARAM = "mode"               # URL: ?mode=one|all, the mode a link opens with
 FLASH_KEY = "quiz_flash"          # session: question id -> LabError to show once under that question
 PENDING_KEY = "quiz_pending"      # session: question id -> Grade not saved yet (database busy or down)
 POSITION_KEY = "quiz_position"    # session: the question shown one at a time (also stored, for a reload)
 PAGE_FLASH = ""                   # FLASH_KEY entry shown at the top of the page rather than under a question
 REVEALED_KEY = "quiz_revealed"    # session: free-text questions whose model answer is showing
+RESTART_KEY, RESEND_KEY, RETRY_KEY = "quiz_restart", "quiz_resend", "quiz_retry"  # buttons
+PREV_KEY, NEXT_KEY = "quiz_prev", "quiz_next"                                      # buttons
 MAX_TEXT = 600
 
-
-def store() -> ProgressStore:
-    """Every student's progress, in the class database (survives reloads, restarts, replicas and cache clears)."""
-    return ProgressStore(class_mode.storage())
+# Widget values that survive switching pages (state.init_state re-assigns them on every run). The mode's default is
+# None (init_state writes no default): until the student chooses, the quiz takes a link's ?mode= on the first visit.
+KEPT: dict[str, object] = {MODE_KEY: None}
 
 
 def answer_key(question_id: str, option_id: str | None = None) -> str:
@@ -62,7 +60,7 @@ def button_key(action: str, question_id: str) -> str:
 class QuizView:
     """What one run of the page shows: whose quiz, in which mode, the questions and the progress."""
 
-    student: str
+    sid: str  # the student's id
     seed: int
     mode: str
     questions: tuple[Question, ...]
@@ -71,49 +69,47 @@ class QuizView:
 
 def open_quiz() -> QuizView:
     """Identify the student (session, else URL, else new), draw the sidebar, load bank and progress."""
-    student = _student()
-    mode = _sidebar(student)
-    class_mode.quiz_banner()  # in class mode: the class and the name (or why the class is gone)
-    seed = student_seed(student)
+    sid = _student_id()
+    mode = _sidebar(sid)
+    student.quiz_banner()  # in a class: the class and the name (or why the class is gone)
+    seed = student_seed(sid)
     questions = load_questions(lang(), seed)
     try:
-        progress = store().get(student)
+        progress = student.progress_store().get(sid)
     except LabError as err:  # database down: say so; answers given now are kept to send again
         render.show_error(err)
         progress = Progress()
-    pending_box(student, {q.id: q.title for q in questions})
+    pending_box(sid, {q.id: q.title for q in questions})
     err = st.session_state.get(FLASH_KEY, {}).pop(PAGE_FLASH, None)
     if err is not None:
         render.show_error(err)
-    return QuizView(student, seed, mode, questions, progress)
+    return QuizView(sid, seed, mode, questions, progress)
 
 
-def _student() -> str:
+def _student_id() -> str:
+    """The student's id, kept in the URL so that a reload finds their progress (never on the projector: the id
+    is the key to it)."""
+    sid = student.student_id()
+    if present.presenting():
+        st.query_params.pop(student.STUDENT_PARAM, None)
+    elif st.query_params.get(student.STUDENT_PARAM) != sid:
+        st.query_params[student.STUDENT_PARAM] = sid
+    return sid
+
+
+def _sidebar(sid: str) -> str:
     ss = st.session_state
-    if not valid_student_id(ss.get(STUDENT_KEY)):
-        from_url = st.query_params.get("student")
-        ss[STUDENT_KEY] = from_url if valid_student_id(from_url) else new_student_id()
-    if class_mode.presenting():  # the id is the student's key: never on the projector
-        st.query_params.pop("student", None)
-    elif st.query_params.get("student") != ss[STUDENT_KEY]:
-        st.query_params["student"] = ss[STUDENT_KEY]
-    return ss[STUDENT_KEY]
-
-
-def _sidebar(student: str) -> str:
-    ss = st.session_state
-    if MODE_KEY not in ss:
-        from_url = st.query_params.get("mode")
-        ss[MODE_KEY] = ss.get(SAVED_MODE_KEY) or (from_url if from_url in MODES else MODES[0])
+    if ss.get(MODE_KEY) not in MODES:  # not chosen yet: the link's, else the first
+        from_url = st.query_params.get(MODE_PARAM)
+        ss[MODE_KEY] = from_url if from_url in MODES else MODES[0]
     labels = {m: t(f"quiz.mode_{m}") for m in MODES}
     st.sidebar.subheader(t("quiz.sidebar_title"))
     mode = st.sidebar.radio(t("quiz.mode"), MODES, key=MODE_KEY, format_func=labels.__getitem__,
                             help=t("quiz.mode_help"))
-    ss[SAVED_MODE_KEY] = mode
-    if st.query_params.get("mode") != mode:
-        st.query_params["mode"] = mode
-    st.sidebar.button(t("quiz.restart"), key="quiz_restart", help=t("quiz.restart_help"),
-                      icon=":material/restart_alt:", on_click=_on_restart, args=(student,))
+    if st.query_params.get(MODE_PARAM) != mode:
+        st.query_params[MODE_PARAM] = mode
+    st.sidebar.button(t("quiz.restart"), key=RESTART_KEY, help=t("quiz.restart_help"),
+                      icon=":material/restart_alt:", on_click=_on_restart, args=(sid,))
     return mode
 
 
@@ -123,22 +119,22 @@ def _flash(question_id: str, err: LabError) -> None:
     st.session_state.setdefault(FLASH_KEY, {})[question_id] = err
 
 
-def _submit(student: str, q: Question, answer: object) -> None:
+def _submit(sid: str, q: Question, answer: object) -> None:
     """Grade and save; bad input or a second answer shows a message and records nothing."""
     try:
         g = grade(q, answer)
     except LabError as err:
         _flash(q.id, err)
         return
-    _save(student, g)
+    _save(sid, g)
 
 
-def _save(student: str, g: Grade) -> bool:
+def _save(sid: str, g: Grade) -> bool:
     """Store a grade (and, in a class, the class's answer with it); on database trouble keep it to send again.
     True when stored."""
     pending = st.session_state.setdefault(PENDING_KEY, {})
     try:
-        _, outcome = store().record(student, g, class_mode.member())
+        _, outcome = student.progress_store().record(sid, g, student.member())
     except DatabaseError as err:
         pending[g.question_id] = g
         _flash(g.question_id, err)
@@ -148,35 +144,35 @@ def _save(student: str, g: Grade) -> bool:
         _flash(g.question_id, err)
         return False
     pending.pop(g.question_id, None)
-    refused = class_mode.refusal(outcome)
+    refused = student.refusal(outcome)
     if refused is not None:
         _flash(g.question_id, refused)
     return True
 
 
-def _on_resend(student: str) -> None:
+def _on_resend(sid: str) -> None:
     """Send the unsaved answers again, in order; stop at the first that the database still refuses."""
     for g in list(st.session_state.get(PENDING_KEY, {}).values()):
-        if not _save(student, g) and g.question_id in st.session_state.get(PENDING_KEY, {}):
+        if not _save(sid, g) and g.question_id in st.session_state.get(PENDING_KEY, {}):
             return
 
 
-def pending_box(student: str, titles: Mapping[str, str]) -> None:
+def pending_box(sid: str, titles: Mapping[str, str]) -> None:
     """The unsaved answers (count and titles), that leaving loses them, and the button that sends them again."""
     pending = st.session_state.get(PENDING_KEY, {})
     if not pending:
         return
     names = "; ".join(titles.get(qid, qid) for qid in pending)
     st.warning(t("quiz.unsaved", n=len(pending), titles=names), icon=":material/cloud_off:")
-    st.button(t("quiz.resend"), key="quiz_resend", type="primary", icon=":material/cloud_upload:",
-              on_click=_on_resend, args=(student,))
+    st.button(t("quiz.resend"), key=RESEND_KEY, type="primary", icon=":material/cloud_upload:",
+              on_click=_on_resend, args=(sid,))
 
 
-def _change(student: str, change: Callable[[Progress], Progress], quiet: bool = False) -> Progress | None:
+def _change(sid: str, change: Callable[[Progress], Progress], quiet: bool = False) -> Progress | None:
     """Store a change of position or round (the new progress); database trouble is shown at the top of the
     page unless ``quiet``."""
     try:
-        return store().update(student, change)[0]
+        return student.progress_store().update(sid, change)[0]
     except LabError as err:
         if not quiet:
             _flash(PAGE_FLASH, err)
@@ -194,41 +190,41 @@ def _read_answer(q: Question) -> object:
     return ss.get(answer_key(q.id))
 
 
-def _on_check(student: str, q: Question) -> None:
-    _submit(student, q, _read_answer(q))
+def _on_check(sid: str, q: Question) -> None:
+    _submit(sid, q, _read_answer(q))
 
 
 def _on_reveal(q: Question) -> None:
     if not (st.session_state.get(answer_key(q.id)) or "").strip():
-        _flash(q.id, LabError("quiz_empty", "Please answer first."))
+        _flash(q.id, LabError("quiz_empty"))
         return
     st.session_state.setdefault(REVEALED_KEY, set()).add(q.id)
 
 
-def _on_self_mark(student: str, q: Question, correct: bool) -> None:
-    _submit(student, q, SelfMark(st.session_state.get(answer_key(q.id)) or "", correct))
+def _on_self_mark(sid: str, q: Question, correct: bool) -> None:
+    _submit(sid, q, SelfMark(st.session_state.get(answer_key(q.id)) or "", correct))
 
 
-def _on_move(student: str, position: int, count: int) -> None:
+def _on_move(sid: str, position: int, count: int) -> None:
     """Move in this session at once; store it for a reload when the database takes it (no message if not)."""
     st.session_state[POSITION_KEY] = max(0, min(position, count - 1))
-    _change(student, lambda p: p.moved(position, count), quiet=True)
+    _change(sid, lambda p: p.moved(position, count), quiet=True)
 
 
-def _on_retry(student: str, questions: tuple[Question, ...]) -> None:
-    new = _change(student, lambda p: p.retry_wrong(questions))  # the student's choice: wrong answers may change
+def _on_retry(sid: str, questions: tuple[Question, ...]) -> None:
+    new = _change(sid, lambda p: p.retry_wrong(questions))  # the student's choice: wrong answers may change
     if new is not None:
         st.session_state[POSITION_KEY] = new.position
     st.session_state[REVEALED_KEY] = set()
 
 
-def _on_restart(student: str) -> None:
+def _on_restart(sid: str) -> None:
     st.session_state[REVEALED_KEY] = set()
     st.session_state[FLASH_KEY] = {}
     st.session_state[PENDING_KEY] = {}
     st.session_state.pop(POSITION_KEY, None)
     try:
-        store().reset(student)
+        student.progress_store().reset(sid)
     except LabError as err:
         _flash(PAGE_FLASH, err)
 
@@ -252,10 +248,10 @@ def questions(view: QuizView) -> None:
     pos = max(0, min(st.session_state.get(POSITION_KEY, view.progress.position), n - 1))
     _card(view, pos)
     prev_col, next_col = st.columns(2)
-    prev_col.button(t("quiz.prev"), key="quiz_prev", disabled=pos == 0, icon=":material/arrow_back:",
-                    on_click=_on_move, args=(view.student, pos - 1, n), width="stretch")
-    next_col.button(t("quiz.next"), key="quiz_next", disabled=pos == n - 1, icon=":material/arrow_forward:",
-                    on_click=_on_move, args=(view.student, pos + 1, n), width="stretch")
+    prev_col.button(t("quiz.prev"), key=PREV_KEY, disabled=pos == 0, icon=":material/arrow_back:",
+                    on_click=_on_move, args=(view.sid, pos - 1, n), width="stretch")
+    next_col.button(t("quiz.next"), key=NEXT_KEY, disabled=pos == n - 1, icon=":material/arrow_forward:",
+                    on_click=_on_move, args=(view.sid, pos + 1, n), width="stretch")
 
 
 def _card(view: QuizView, i: int) -> None:
@@ -277,7 +273,7 @@ def _card(view: QuizView, i: int) -> None:
 
 def _check_button(view: QuizView, q: Question) -> None:
     st.button(t("quiz.check"), key=button_key("check", q.id), type="primary", icon=":material/check:",
-              on_click=_on_check, args=(view.student, q))
+              on_click=_on_check, args=(view.sid, q))
 
 
 def _single(view: QuizView, q: Question) -> None:
@@ -320,9 +316,9 @@ def _text(view: QuizView, q: Question) -> None:
     st.markdown(t("quiz.self_mark"))
     right_col, wrong_col = st.columns(2)
     right_col.button(t("quiz.self_right"), key=button_key("self_right", q.id), icon=":material/thumb_up:",
-                     on_click=_on_self_mark, args=(view.student, q, True), width="stretch")
+                     on_click=_on_self_mark, args=(view.sid, q, True), width="stretch")
     wrong_col.button(t("quiz.self_wrong"), key=button_key("self_wrong", q.id), icon=":material/thumb_down:",
-                     on_click=_on_self_mark, args=(view.student, q, False), width="stretch")
+                     on_click=_on_self_mark, args=(view.sid, q, False), width="stretch")
 
 
 _INPUTS: Mapping[Kind, Callable[[QuizView, Question], None]] = MappingProxyType({
@@ -344,7 +340,7 @@ def _feedback(q: Question, g: Grade) -> None:
         st.markdown(t("quiz.given", answer=describe(q, g.canonical)))
         if not g.correct:
             st.markdown(t("quiz.expected", answer=describe(q, g.expected)))
-    if class_mode.explanations_visible():
+    if student.explanations_visible():
         st.markdown(q.explanation)
     else:
         st.caption(t("classroom.explanation_hidden"))
@@ -380,8 +376,8 @@ def summary(view: QuizView) -> None:
                 if not _page_link(page, t("quiz.revisit_page")):
                     st.markdown(f"**{t(f'nav.{page}')}**")
                 st.markdown("\n".join(f"- {q.title}" for q in wrong))
-        st.button(t("quiz.retry", n=len(sm.wrong)), key="quiz_retry", type="primary", icon=":material/replay:",
-                  on_click=_on_retry, args=(view.student, qs))
+        st.button(t("quiz.retry", n=len(sm.wrong)), key=RETRY_KEY, type="primary", icon=":material/replay:",
+                  on_click=_on_retry, args=(view.sid, qs))
     if sm.right:
         with st.expander(t("quiz.right_list", n=len(sm.right)), icon=":material/task_alt:"):
             st.markdown("\n".join(f"- {q.title}" for q in sm.right))

@@ -1,0 +1,57 @@
+"""Class mode's shared resources: the class database, the wrong-password limiter over it, and where a request
+comes from (the limiter's per-source key).
+
+Everything a class shares (classes, members, answers, quiz progress, the limiter's counts, the class's switches)
+is in the database, so any replica can serve any request and no client can reset it: the only cached object is
+the engine (a cache clear opens a new one).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import streamlit as st
+
+from mha_core.classroom import RateLimiter, Storage, database_url
+
+PROXIES_ENV = "MHA_TRUSTED_PROXIES"  # comma-separated addresses of load balancers whose X-Real-IP is believed
+
+
+def streamlit_secrets() -> Mapping[str, object]:
+    """Streamlit secrets, or nothing when there is no secrets file (never an exception)."""
+    try:
+        return dict(st.secrets)
+    except Exception:  # noqa: BLE001 - a missing or unreadable secrets file means "no secrets"
+        return {}
+
+
+@st.cache_resource(show_spinner=False, on_release=Storage.dispose)
+def _storage(url: str) -> Storage:
+    """The engine (a connection pool) per URL: the only cached object, and it holds no data."""
+    return Storage.open(url)
+
+
+def storage() -> Storage:
+    """The class store for the configured URL, schema created or migrated on first use (DatabaseError if down)."""
+    return _storage(database_url(os.environ, streamlit_secrets()))
+
+
+def limiter() -> RateLimiter:
+    """Wrong-password back-off per source, in the database (shared by every session and replica)."""
+    return RateLimiter(storage())
+
+
+def source_address() -> str:
+    """Where the request comes from: the peer's address, or the load balancer's X-Real-IP when the peer is one
+    of ``MHA_TRUSTED_PROXIES`` (only then: anyone else could write that header)."""
+    try:
+        peer, forwarded = st.context.ip_address, st.context.headers.get("X-Real-IP")
+    except Exception:  # noqa: BLE001 - no browser context
+        peer, forwarded = None, None
+    peer = peer.strip()[:64] if isinstance(peer, str) else ""            # AppTest gives no address
+    forwarded = forwarded.strip()[:64] if isinstance(forwarded, str) else ""
+    trusted = {p.strip() for p in os.environ.get(PROXIES_ENV, "").split(",") if p.strip()}
+    if forwarded and peer in trusted:
+        return forwarded
+    return peer or "unknown"

@@ -1,0 +1,69 @@
+"""The projector's presentation mode, which app.py asks about on every page: large type, no sidebar, and previous /
+next through the pipeline pages in teaching order. Switched on from the teacher's view or by ?present=1."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mha_core.ui.i18n import t
+from mha_core.ui.nav import available_pages, spec
+
+PRESENT_KEY = "present"     # session: True while presenting
+PRESENT_PARAM = "present"   # URL: ?present=1 opens the page presenting
+PREV_KEY, EXIT_KEY, NEXT_KEY = "present_prev", "present_exit", "present_next"  # the three buttons
+
+_CSS = """<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+[data-testid="stSidebarNav"] {display: none !important;}
+[data-testid="stMain"] {font-size: 1.45rem;}
+[data-testid="stMain"] p, [data-testid="stMain"] li, [data-testid="stMain"] td {font-size: 1.45rem;}
+[data-testid="stMain"] h1 {font-size: 3.4rem;}
+[data-testid="stMain"] h2 {font-size: 2.4rem;}
+[data-testid="stMainBlockContainer"] {max-width: 100%; padding-top: 1.5rem;}
+</style>"""
+
+
+def pipeline_keys() -> tuple[str, ...]:
+    """The pipeline pages that exist, in teaching order (the order of mha_core.ui.nav.PAGES)."""
+    return tuple(p.key for p in available_pages() if p.pipeline)
+
+
+def presenting() -> bool:
+    """Presentation mode: switched on from the teacher's view, or by ?present=1 in a link."""
+    ss = st.session_state
+    if st.query_params.get(PRESENT_PARAM) == "1":
+        ss[PRESENT_KEY] = True
+    return bool(ss.get(PRESENT_KEY))
+
+
+def on_start() -> None:
+    """Callback of the teacher's "present" button: this session presents, and its address says so."""
+    st.session_state[PRESENT_KEY] = True
+    st.query_params[PRESENT_PARAM] = "1"
+
+
+def _on_exit() -> None:
+    st.session_state[PRESENT_KEY] = False
+    st.query_params.pop(PRESENT_PARAM, None)
+
+
+def presentation(current: str) -> bool:
+    """For app.py: in presentation mode, large type, no sidebar, and previous / next through the pipeline
+    pages in teaching order (plus exit). True when presenting, so app.py skips the sidebar controls."""
+    if not presenting():
+        return False
+    st.html(_CSS)  # static style only; no user text
+    keys = pipeline_keys()
+    i = keys.index(current) if current in keys else -1
+    cols = st.columns([1, 1, 1])
+    prev_key = keys[i - 1] if i > 0 else None
+    next_key = keys[i + 1] if 0 <= i < len(keys) - 1 else (keys[0] if i < 0 else None)
+    if cols[0].button(t("classroom.prev_page"), key=PREV_KEY, icon=":material/arrow_back:",
+                      disabled=prev_key is None, width="stretch"):
+        st.switch_page(spec(prev_key).script)
+    cols[1].button(t("classroom.exit_present"), key=EXIT_KEY, icon=":material/close_fullscreen:",
+                   on_click=_on_exit, width="stretch")
+    if cols[2].button(t("classroom.next_page"), key=NEXT_KEY, icon=":material/arrow_forward:",
+                      disabled=next_key is None, width="stretch"):
+        st.switch_page(spec(next_key).script)
+    return True

@@ -1,0 +1,163 @@
+"""The student, as both the quiz and the class page know them: their id (computed here only), their quiz progress
+in the database, their class membership, and the hooks the quiz calls in a class (the banner, whether
+explanations show, why the class refused an answer).
+
+Display names are user text: they are only ever drawn with ``st.text`` or inside a dataframe, never as markdown or
+HTML, and without bidirectional overrides.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mha_core.classroom import ClassInfo, Member, SaveOutcome, normalize_code, pretty, shown_name
+from mha_core.errors import LabError
+from mha_core.quiz.store import ProgressStore, new_student_id, valid_student_id
+from mha_core.ui import render
+from mha_core.ui.classdb import storage
+from mha_core.ui.i18n import t
+
+STUDENT_KEY = "quiz_student"      # session: this student's id (the key to their progress and membership)
+MEMBER_KEY = "classroom_member"   # session: Member once joined
+JOINED_KEY = "classroom_joined"   # session: class codes this session joined (only they may rename)
+REVEAL_KEY = "classroom_reveal"   # session: whether this student's class shows explanations
+FLASH_KEY = "classroom_flash"     # session: a LabError a class callback left, to show once
+STUDENT_PARAM = "student"         # URL: ?student=<id> brings the progress back after a reload
+CLASS_PARAM = "class"             # URL: ?class=<code> opens the class page's join form (and restores membership)
+
+
+def student_id() -> str:
+    """This session's student id: the session's, else a valid one from the URL, else a new one."""
+    ss = st.session_state
+    if not valid_student_id(ss.get(STUDENT_KEY)):
+        from_url = st.query_params.get(STUDENT_PARAM)
+        ss[STUDENT_KEY] = from_url if valid_student_id(from_url) else new_student_id()
+    return ss[STUDENT_KEY]
+
+
+def progress_store() -> ProgressStore:
+    """Every student's progress, in the class database (survives reloads, restarts, replicas and cache clears)."""
+    return ProgressStore(storage())
+
+
+def flash(err: LabError) -> None:
+    """Leave a message for the next run (callbacks cannot draw)."""
+    st.session_state[FLASH_KEY] = err
+
+
+def show_flash() -> None:
+    """Show the message a callback left, once."""
+    err = st.session_state.pop(FLASH_KEY, None)
+    if err is not None:
+        render.show_error(err)
+
+
+# --- membership ---
+
+def member() -> Member | None:
+    """The class this session belongs to: from the session, else restored from ?class=…&student=… after a reload."""
+    ss = st.session_state
+    if isinstance(ss.get(MEMBER_KEY), Member):
+        return ss[MEMBER_KEY]
+    code, key = st.query_params.get(CLASS_PARAM), st.query_params.get(STUDENT_PARAM)
+    if not code or not key or normalize_code(code) is None:
+        return None
+    try:
+        found = storage().member(code, key)
+    except LabError:
+        return None
+    if found is not None:
+        ss[MEMBER_KEY] = found
+    return found
+
+
+def join(code_text: str, name_text: str) -> Member:
+    """Join a class under this student's id; answers graded before joining count for the class too. A name
+    changes only for the session that joined with this key (not for whoever has the link). LabError if refused."""
+    ss = st.session_state
+    joined = ss.setdefault(JOINED_KEY, set())
+    m = storage().join(code_text, student_id(), name_text, rename=normalize_code(code_text) in joined)
+    ss[MEMBER_KEY] = m
+    joined.add(m.code)
+    for g in progress_store().get(m.key).grades:  # a stored answer is never changed
+        storage().record(m, g.question_id, g.canonical, g.correct, replace=False)
+    return m
+
+
+def leave() -> None:
+    """Leave the class (the quiz id and its progress stay)."""
+    for key in (MEMBER_KEY, REVEAL_KEY):
+        st.session_state.pop(key, None)
+    st.query_params.pop(CLASS_PARAM, None)
+
+
+def keep_class_in_url(m: Member) -> None:
+    """Write ?class=CODE so that a reload finds the class again."""
+    if st.query_params.get(CLASS_PARAM) != m.code:
+        st.query_params[CLASS_PARAM] = m.code
+
+
+def gone_link() -> str | None:
+    """The class code of a link whose class is no longer in the database (after a reload or a restart)."""
+    code, key = st.query_params.get(CLASS_PARAM), st.query_params.get(STUDENT_PARAM)
+    if not code or normalize_code(code) is None or not valid_student_id(key):
+        return None
+    try:
+        storage().find_class(code)
+    except LabError as err:
+        return normalize_code(code) if err.key == "class_code_unknown" else None
+    return None
+
+
+def show_gone_link() -> None:
+    """Say so when the link names a class that is no longer in the database."""
+    gone = gone_link()
+    if gone is not None:
+        render.show_error(LabError("class_gone", code=gone))
+
+
+def class_now(m: Member) -> ClassInfo | None:
+    """The member's class as stored now; shows why when it is gone (or the database cannot say)."""
+    try:
+        info = storage().class_of(m)
+    except LabError as err:
+        render.show_error(err)
+        return None
+    if info is None:
+        render.show_error(LabError("class_gone", code=m.code))
+    return info
+
+
+# --- the quiz's hooks ---
+
+def quiz_banner() -> None:
+    """At the top of the quiz: which class and name (or that the class is gone), any message."""
+    m = member()
+    if m is None:
+        show_gone_link()
+        return
+    keep_class_in_url(m)
+    info = class_now(m)
+    st.session_state[REVEAL_KEY] = bool(info and info.reveal)
+    with st.container(border=True):
+        st.caption(t("classroom.in_class", code=pretty(m.code)))
+        st.text(shown_name(m.name))
+    show_flash()
+
+
+def explanations_visible() -> bool:
+    """Outside a class always; in a class only once the teacher revealed them."""
+    if not isinstance(st.session_state.get(MEMBER_KEY), Member):
+        return True
+    return bool(st.session_state.get(REVEAL_KEY))
+
+
+def refusal(outcome: SaveOutcome) -> LabError | None:
+    """After saving an answer: why the class did not take it (closed, gone), None when it did."""
+    m = st.session_state.get(MEMBER_KEY)
+    code = m.code if isinstance(m, Member) else ""
+    if outcome is SaveOutcome.CLASS_CLOSED:
+        return LabError("class_closed", code=code)
+    if outcome is SaveOutcome.CLASS_GONE:
+        return LabError("class_gone", code=code)
+    return None

@@ -1,0 +1,270 @@
+"""The teacher's side of the class page: the password gate (with the wrong-password limiter), the class picker,
+the join card with its QR code, the class's switches and the live dashboard (a fragment that refreshes itself).
+
+Display names are user text: the dashboard shows them only inside a dataframe, never as markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import pandas as pd
+import segno
+import streamlit as st
+
+from mha_core.classroom import ClassInfo, answers_csv, configured_password, dashboard, password_matches, pretty
+from mha_core.classroom.auth import PASSWORD_ENV
+from mha_core.classroom.charts import share_chart
+from mha_core.errors import LabError
+from mha_core.quiz.bank import load_questions
+from mha_core.quiz.grading import describe
+from mha_core.quiz.model import Question
+from mha_core.ui import present, render
+from mha_core.ui.classdb import limiter, source_address, storage, streamlit_secrets
+from mha_core.ui.i18n import bound_t, lang, t
+from mha_core.ui.nav import spec
+from mha_core.ui.student import CLASS_PARAM
+
+TEACHER_KEY = "classroom_teacher"        # session: True after the right password
+TEACH_CODE_KEY = "classroom_teach_code"  # widget: the class the teacher is looking at
+SESSION_ID_KEY = "classroom_sid"         # session: random id for the per-session rate limit
+FLASH_KEY = "classroom_teacher_flash"    # session: a LabError a teacher's callback left, to show once
+PASSWORD_IN_KEY = "classroom_pw_in"      # widget: the password typed (popped at once by the callback)
+LOGIN_FORM = "classroom_login"
+NEW_KEY, PRESENT_BUTTON_KEY = "classroom_new", "classroom_present"      # buttons
+LOGOUT_KEY, CSV_KEY = "classroom_logout", "classroom_csv"             # buttons
+REFRESH_SECONDS = 3
+
+KEPT: dict[str, object] = {TEACH_CODE_KEY: None}  # None: the newest class (state.init_state keeps the choice)
+
+
+def switch_key(kind: str, class_id: int) -> str:
+    """Widget key of a class's switch: "closed" or "reveal"."""
+    return f"classroom_{kind}_{class_id}"
+
+
+def _flash(err: LabError) -> None:
+    st.session_state[FLASH_KEY] = err
+
+
+def _show_flash() -> None:
+    err = st.session_state.pop(FLASH_KEY, None)
+    if err is not None:
+        render.show_error(err)
+
+
+# --- the gate ---
+
+def _session_id() -> str:
+    return st.session_state.setdefault(SESSION_ID_KEY, secrets.token_hex(16))
+
+
+def limiter_keys() -> tuple[str, str]:
+    """(source key, session key) of this browser for the wrong-password limiter."""
+    return f"ip:{source_address()}", f"session:{_session_id()}"
+
+
+def _on_login(expected: str) -> None:
+    ss = st.session_state
+    given = ss.pop(PASSWORD_IN_KEY, "") or ""
+    source, session = limiter_keys()
+    try:
+        lim = limiter()
+        wait = lim.wait(source, session)
+        if wait > 0:  # refused unchecked: it costs nothing and tells nothing
+            _flash(LabError("class_rate_limited", seconds=int(wait) + 1))
+            return
+        if password_matches(given, expected):
+            lim.succeeded(session)
+            ss[TEACHER_KEY] = True
+            return
+        lim.failed(session)
+        lim.failed(source)
+    except LabError as err:  # no database, no check: the limiter cannot be skipped
+        _flash(err)
+        return
+    _flash(LabError("class_password_wrong"))
+
+
+def view() -> None:
+    """Password gate, then the class's code and QR, its switches and the live dashboard."""
+    expected = configured_password(os.environ, streamlit_secrets())
+    if expected is None:
+        st.warning(t("classroom.no_password", env=PASSWORD_ENV), icon=":material/lock:")
+        st.code(f'{PASSWORD_ENV}="…" streamlit run app.py\n\n# .streamlit/secrets.toml\nteacher_password = "…"',
+                language="bash")
+        return
+    if not st.session_state.get(TEACHER_KEY):
+        with st.form(LOGIN_FORM):
+            st.text_input(t("classroom.password"), key=PASSWORD_IN_KEY, type="password")
+            st.form_submit_button(t("classroom.login"), type="primary", icon=":material/key:",
+                                  on_click=_on_login, args=(expected,))
+        _show_flash()
+        return
+    try:
+        info = _teacher_class()
+    except LabError as err:
+        render.show_error(err)
+        return
+    _show_flash()
+    if info is None:
+        return
+    _join_card(info)
+    _switches(info)
+    live(info.id, info.code)
+
+
+# --- the class ---
+
+def _on_new_class() -> None:
+    try:
+        st.session_state[TEACH_CODE_KEY] = storage().create_class().code
+    except LabError as err:
+        _flash(err)
+
+
+def _teacher_class() -> ClassInfo | None:
+    """The class picker (most recent first) and the button that opens a new class."""
+    ss = st.session_state
+    known = {c.code: c for c in storage().list_classes()}
+    top = st.columns([3, 2], vertical_alignment="bottom")
+    top[1].button(t("classroom.new_class"), key=NEW_KEY, type="primary", icon=":material/add:",
+                  on_click=_on_new_class, width="stretch")
+    if not known:
+        st.info(t("classroom.no_classes"), icon=":material/info:")
+        return None
+    if ss.get(TEACH_CODE_KEY) not in known:
+        ss[TEACH_CODE_KEY] = next(iter(known))
+    bound = bound_t()
+    code = top[0].selectbox(t("classroom.pick_class"), list(known), key=TEACH_CODE_KEY, format_func=lambda c: bound(
+        "classroom.class_option", code=pretty(c),
+        state=bound("classroom.closed" if known[c].closed else "classroom.open"),
+        time=known[c].created_at.strftime("%Y-%m-%d %H:%M")))
+    return known[code]
+
+
+def join_link(code: str) -> str:
+    """The classroom page's address with ?class=CODE (relative when the page's own URL is unknown)."""
+    try:
+        here = st.context.url or ""
+    except Exception:  # noqa: BLE001 - no browser context (tests)
+        here = ""
+    parts = urlsplit(here)
+    page = spec("classroom").key
+    if not parts.scheme:
+        return f"/{page}?{urlencode({CLASS_PARAM: code})}"
+    path = parts.path.rstrip("/")
+    if not path.endswith(f"/{page}"):
+        path = f"{path}/{page}"
+    return urlunsplit((parts.scheme, parts.netloc, path, urlencode({CLASS_PARAM: code}), ""))
+
+
+def qr_png(link: str) -> bytes:
+    """The join link as a QR code (PNG, large modules for the back row)."""
+    out = io.BytesIO()
+    segno.make(link, error="m").save(out, kind="png", scale=12, border=2)
+    return out.getvalue()
+
+
+def _join_card(info: ClassInfo) -> None:
+    link = join_link(info.code)
+    with st.container(border=True):
+        cols = st.columns([3, 2])
+        with cols[0]:
+            st.caption(t("classroom.join_code"))
+            st.title(pretty(info.code), anchor=False)
+            st.caption(t("classroom.join_how"))
+            st.code(link, language=None)
+            if info.closed:
+                st.warning(t("classroom.closed_note"), icon=":material/lock:")
+        with cols[1]:
+            st.image(qr_png(link), caption=t("classroom.qr_caption"), width=320)
+
+
+def _on_switch(kind: str, class_id: int) -> None:
+    try:
+        value = bool(st.session_state.get(switch_key(kind, class_id)))
+        if kind == "closed":
+            storage().set_closed(class_id, value)
+        else:
+            storage().set_reveal(class_id, value)
+    except LabError as err:
+        _flash(err)
+
+
+def _on_logout() -> None:
+    st.session_state[TEACHER_KEY] = False
+
+
+def _switches(info: ClassInfo) -> None:
+    ss = st.session_state
+    ss[switch_key("closed", info.id)], ss[switch_key("reveal", info.id)] = info.closed, info.reveal
+    cols = st.columns(4)
+    cols[0].toggle(t("classroom.close"), key=switch_key("closed", info.id), on_change=_on_switch,
+                   args=("closed", info.id), help=t("classroom.close_help"))
+    cols[1].toggle(t("classroom.reveal"), key=switch_key("reveal", info.id), on_change=_on_switch,
+                   args=("reveal", info.id), help=t("classroom.reveal_help"))
+    cols[2].button(t("classroom.present"), key=PRESENT_BUTTON_KEY, icon=":material/slideshow:",
+                   on_click=present.on_start, help=t("classroom.present_help"))
+    cols[3].button(t("classroom.logout"), key=LOGOUT_KEY, icon=":material/logout:", on_click=_on_logout)
+
+
+# --- the dashboard ---
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def live(class_id: int, code: str) -> None:
+    """The dashboard, refreshed every few seconds without reloading the page."""
+    try:
+        students, rows = storage().students(class_id), storage().answers(class_id)
+    except LabError as err:
+        render.show_error(err)
+        return
+    questions = load_questions(lang())
+    by_id = {q.id: q for q in questions}
+    titles = {q.id: q.title for q in questions}
+    board = dashboard(students, rows, [q.id for q in questions])
+    bound = bound_t()
+    m = st.columns(3)
+    m[0].metric(t("classroom.m_students"), len(board.students))
+    m[1].metric(t("classroom.m_answers"), board.answers)
+    m[2].metric(t("classroom.m_right"), f"{board.right / board.answers:.0%}" if board.answers else "–")
+    st.subheader(t("classroom.share_title"))
+    st.altair_chart(share_chart(board.questions, titles, x_title=t("classroom.share_axis"),
+                                y_title=t("classroom.col_question"), n_title=t("classroom.col_answered")),
+                    width="stretch")
+    with st.expander(t("classroom.per_question"), icon=":material/table:"):
+        st.dataframe(pd.DataFrame({
+            bound("classroom.col_question"): [titles.get(s.question_id, s.question_id) for s in board.questions],
+            bound("classroom.col_answered"): [s.answered for s in board.questions],
+            bound("classroom.col_right_n"): [s.right for s in board.questions],
+        }), hide_index=True, width="stretch")
+    st.subheader(t("classroom.wrong_title"))
+    if board.wrong:
+        st.dataframe(pd.DataFrame({
+            bound("classroom.col_question"): [titles.get(w.question_id, w.question_id) for w in board.wrong],
+            bound("classroom.col_answer"): [_described(by_id.get(w.question_id), w.canonical) for w in board.wrong],
+            bound("classroom.col_count"): [w.count for w in board.wrong],
+        }), hide_index=True, width="stretch")
+    else:
+        st.caption(t("classroom.no_wrong"))
+    st.subheader(t("classroom.students_title"))
+    st.dataframe(pd.DataFrame({
+        bound("classroom.col_name"): [s.name for s in board.students],  # bidi overrides neutralised (shown_name)
+        bound("classroom.col_answered"): [s.answered for s in board.students],
+        bound("classroom.col_right_n"): [s.right for s in board.students],
+    }), hide_index=True, width="stretch")
+    st.download_button(t("classroom.csv"), answers_csv(code, rows, titles), file_name=f"class-{code}.csv",
+                       mime="text/csv", icon=":material/download:", key=CSV_KEY, on_click="ignore")
+
+
+def _described(q: Question | None, canonical: str) -> str:
+    """A wrong answer as the students saw it (option texts, the number with its unit); else as stored."""
+    if q is None:
+        return canonical
+    try:
+        return describe(q, canonical) or canonical
+    except (KeyError, ValueError, ArithmeticError):
+        return canonical
