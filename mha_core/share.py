@@ -9,15 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mha_core.i18n import LANGS
-from mha_core.inputs import WEIGHT_MODES
-from mha_core.limits import D_HEAD_RANGE, D_HEAD_STEP, D_MODEL_CHOICES, H_RANGE, MAX_SENTENCE, SEED_RANGE
-
-HEAD_RANGE = (0, H_RANGE[1] - 1)
-
-# query key -> session-state key
-KEYS = {"lang": "lang", "h": "h", "dh": "d_head", "fixed": "fixed", "dm": "d_model", "hd": "h_div",
-        "s": "sentence", "w": "weight_mode", "seed": "seed", "causal": "causal", "head": "head"}
+from mha_core.settings import D_HEAD, D_MODEL, FIXED, H_DIV, LINKED, H, Setting, snap
 
 
 @dataclass(frozen=True)
@@ -44,80 +36,49 @@ def _int(raw: str) -> tuple[int | None, bool]:
     return whole, raw == str(whole)
 
 
-def _clamp(v: int, lo: int, hi: int) -> int:
-    return max(lo, min(hi, v))
+def _read(setting: Setting, raw: str) -> tuple[object, bool]:
+    """One query value made valid for its setting: (clean value or None to drop it, whether it had to change)."""
+    if setting.kind is bool:
+        return (raw == "1", False) if raw in ("0", "1") else (None, True)
+    if setting.kind is str and setting.options:
+        return (raw, False) if raw in setting.options else (None, True)
+    if setting.kind is str:  # free text: control characters dropped, cut to length, blank means no request
+        text = "".join(ch for ch in str(raw) if ch.isprintable() or ch in "\n\t")
+        changed = text != raw or len(text) > (setting.max_chars or len(text))
+        return (text[:setting.max_chars] if text.strip() else None), changed
+    v, exact = _int(raw)
+    if v is None:
+        return None, True
+    if setting.options:
+        clean = int(snap(v, setting.options))
+    else:
+        lo, hi = setting.bounds or (v, v)
+        clean = max(lo, min(hi, round(v / setting.step) * setting.step))
+    return clean, clean != v or not exact
 
 
 def parse_query(query: Mapping[str, str]) -> Parsed:
-    """Settings a URL asks for, each made valid (clamped to its range or dropped)."""
+    """Settings a URL asks for, each made valid (clamped to its range, snapped to an option, or dropped)."""
     out: dict[str, object] = {}
     adjusted: list[str] = []
-
-    def number(qkey: str, lo: int, hi: int, step: int = 1) -> None:
-        if qkey not in query:
-            return
-        v, exact = _int(query[qkey])
-        if v is None:
-            adjusted.append(qkey)
-            return
-        clean = _clamp(round(v / step) * step, lo, hi)
-        if clean != v or not exact:
-            adjusted.append(qkey)
-        out[KEYS[qkey]] = clean
-
-    def choice(qkey: str, options: tuple, convert=str) -> None:
-        if qkey not in query:
-            return
-        try:
-            v = convert(query[qkey])
-        except (ValueError, TypeError):
-            v = None
-        if v in options:
-            out[KEYS[qkey]] = v
-        else:
-            adjusted.append(qkey)
-
-    choice("lang", LANGS)
-    number("h", *H_RANGE)
-    number("dh", *D_HEAD_RANGE, D_HEAD_STEP)
-    choice("fixed", ("0", "1"))
-    if "fixed" in out:
-        out["fixed"] = out["fixed"] == "1"
-    elif "fixed" not in query and {"h", "dh"} & set(query) and not {"dm", "hd"} & set(query):
-        out["fixed"] = False  # a link that sets only h and d_head (made before d_model was kept fixed by default)
-    elif "fixed" not in query and {"dm", "hd"} & set(query) and not {"h", "dh"} & set(query):
-        out["fixed"] = True
-    if "dm" in query:
-        v, exact = _int(query["dm"])
-        if v is None:
-            adjusted.append("dm")
-        else:
-            nearest = min(D_MODEL_CHOICES, key=lambda c: abs(c - v))
-            if nearest != v or not exact:
-                adjusted.append("dm")
-            out["d_model"] = nearest
-    number("hd", *H_RANGE)
-    choice("w", WEIGHT_MODES)
-    number("seed", *SEED_RANGE)
-    choice("causal", ("0", "1"))
-    if "causal" in out:
-        out["causal"] = out["causal"] == "1"
-    number("head", *HEAD_RANGE)
-    if "s" in query:
-        text = "".join(ch for ch in str(query["s"]) if ch.isprintable() or ch in "\n\t")
-        if text != query["s"] or len(text) > MAX_SENTENCE:
-            adjusted.append("s")
-        if text.strip():
-            out["sentence"] = text[:MAX_SENTENCE]
+    for setting in LINKED:
+        if setting.query not in query:
+            continue
+        value, changed = _read(setting, query[setting.query])
+        if changed:
+            adjusted.append(setting.query)
+        if value is not None:
+            out[setting.key] = value
+    free_keys, fixed_keys = {H.query, D_HEAD.query} & set(query), {D_MODEL.query, H_DIV.query} & set(query)
+    if FIXED.query not in query:  # the mode a link implies: only h and d_head (links made before d_model was kept
+        if free_keys and not fixed_keys:  # fixed by default) mean the free mode; only d_model and h, the fixed one
+            out[FIXED.key] = False
+        elif fixed_keys and not free_keys:
+            out[FIXED.key] = True
     return Parsed(out, tuple(adjusted))
 
 
 def to_query(state: Mapping[str, object]) -> dict[str, str]:
     """The query values that reproduce these settings (only keys present in ``state``)."""
-    query: dict[str, str] = {}
-    for qkey, skey in KEYS.items():
-        if skey not in state:
-            continue
-        v = state[skey]
-        query[qkey] = ("1" if v else "0") if isinstance(v, bool) else str(v)
-    return query
+    return {s.query: (("1" if state[s.key] else "0") if isinstance(state[s.key], bool) else str(state[s.key]))
+            for s in LINKED if s.key in state}

@@ -8,6 +8,7 @@ import numpy as np
 
 from mha_core.attention import Trace, multi_head_attention, softmax
 from mha_core.inputs import Tokens, Weights, embed, make_weights, tokenize
+from mha_core.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -29,16 +30,13 @@ def token_labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
     return [f"{i} {tok}" for i, tok in enumerate(tokens)]
 
 
-def build_walkthrough(
-    sentence: str, d_model: int, n_heads: int, d_head: int,
-    weight_mode: str = "illustrative", seed: int = 0, causal: bool = False,
-) -> Walkthrough:
+def build_walkthrough(s: Settings) -> Walkthrough:
     """Tokenise, embed, make weights, run ``multi_head_attention``; LabError on bad input."""
-    tokens = tokenize(sentence)
-    weights = make_weights(weight_mode, d_model, n_heads, d_head, seed)
+    tokens = tokenize(s.sentence)
+    weights = make_weights(s.weight_mode, s.d_model, s.n_heads, s.d_head, s.seed)
     trace = multi_head_attention(
-        embed(tokens.tokens, d_model), weights.w_q, weights.w_k, weights.w_v, weights.w_o,
-        n_heads, causal=causal,
+        embed(tokens.tokens, s.d_model), weights.w_q, weights.w_k, weights.w_v, weights.w_o,
+        s.n_heads, causal=s.causal,
     )
     return Walkthrough(tokens, weights, trace)
 

@@ -10,6 +10,7 @@ import pytest
 from mha_core import LabError, multi_head_attention
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import MAX_TOKENS, embed, illustrative_weights, random_weights, tokenize
+from mha_core.settings import Settings
 from mha_core.walkthrough import (
     averaging_matrix,
     build_walkthrough,
@@ -122,17 +123,18 @@ def test_random_weights_are_seeded():
 
 
 def test_walkthrough_demonstrations_hold():
-    wt = build_walkthrough(SENTENCE, 32, 4, 8, "random", seed=3, causal=True)
-    tr, w_o = wt.trace, wt.weights.w_o
-    np.testing.assert_allclose(head_contributions(tr, w_o).sum(0), tr.output, atol=1e-12)
-    np.testing.assert_allclose(fuse_with_head_gains(tr, w_o, np.ones(4)), tr.output, atol=1e-12)
-    muted = fuse_with_head_gains(tr, w_o, np.array([1.0, 0.0, 1.0, 1.0]))
-    np.testing.assert_allclose(muted, tr.output - head_contributions(tr, w_o)[1], atol=1e-12)
-    assert recovery_error(tr, tr.output, w_o) < 1e-9          # W^O is square and full rank
+    s = Settings(SENTENCE, d_model=32, n_heads=4, d_head=8, weight_mode="random", seed=3, causal=True)
+    wt = build_walkthrough(s)
+    trace, w_o = wt.trace, wt.weights.w_o
+    np.testing.assert_allclose(head_contributions(trace, w_o).sum(0), trace.output, atol=1e-12)
+    np.testing.assert_allclose(fuse_with_head_gains(trace, w_o, np.ones(4)), trace.output, atol=1e-12)
+    muted = fuse_with_head_gains(trace, w_o, np.array([1.0, 0.0, 1.0, 1.0]))
+    np.testing.assert_allclose(muted, trace.output - head_contributions(trace, w_o)[1], atol=1e-12)
+    assert recovery_error(trace, trace.output, w_o) < 1e-9          # W^O is square and full rank
     avg = averaging_matrix(4, 8)
-    np.testing.assert_allclose(tr.concat @ avg, tr.head_outputs.mean(0), atol=1e-12)
-    assert recovery_error(tr, tr.concat @ avg, avg) > 0.3       # averaging loses who said what
-    unscaled = weights_without_scaling(tr)
+    np.testing.assert_allclose(trace.concat @ avg, trace.head_outputs.mean(0), atol=1e-12)
+    assert recovery_error(trace, trace.concat @ avg, avg) > 0.3       # averaging loses who said what
+    unscaled = weights_without_scaling(trace)
     assert np.all(unscaled[:, 0, 1:] == 0)                     # the causal mask still holds
     assert len(set(token_labels(wt.tokens.tokens))) == len(wt.tokens.tokens)
 

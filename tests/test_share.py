@@ -108,3 +108,55 @@ def test_switching_the_mode_keeps_the_shape_on_screen():
     at.sidebar.slider(key="d_head").set_value(16).run()            # 8 × 16 = 128
     at.sidebar.toggle(key="fixed").set_value(True).run()
     assert (at.sidebar.select_slider(key="d_model").value, at.sidebar.select_slider(key="h_div").value) == (128, 8)
+
+
+@pytest.mark.parametrize("value, options, fallback, expected", [
+    (8, (16, 8, 4, 2, 1), None, 8),                  # already valid
+    (3, (16, 8, 4, 2, 1), None, 4),                  # a tie goes to the earlier option
+    (3, (1, 2, 4, 8, 16), None, 2),
+    (96, (64, 128, 256, 512), None, 64),
+    (300, (64, 128, 256, 512), None, 256),
+    (99, (16, 8, 4, 2, 1), None, 16),
+    ("8 · MHA (own K/V per query head)", (16, 8, 4, 2, 1), None, 8),  # an old label handed back by a select box
+    ("abc", (16, 8, 4, 2, 1), 2, 2),                 # no number: the fallback
+    ("abc", (16, 8, 4, 2, 1), None, 16),             # … or the first option
+    (True, (16, 8), None, 16),                       # a bool is no number
+    ("stale", ("local", "previous"), "previous", "previous"),
+])
+def test_snap_is_the_one_rule_for_a_value_that_is_no_longer_offered(value, options, fallback, expected):
+    from mha_core.settings import snap
+
+    assert snap(value, options, fallback) == expected
+
+
+def test_every_setting_is_declared_once_and_the_rest_derives_from_it():
+    """Each declaration's range, options and default hold together, and the links carry exactly the declared keys."""
+    from mha_core.settings import DEFAULTS, LINKED, SETTINGS
+    from mha_core.ui import sidebar
+
+    keys = [s.key for s in SETTINGS]
+    queries = [s.query for s in LINKED]
+    assert len(set(keys)) == len(keys) and len(set(queries)) == len(queries)
+    assert sidebar.KEPT == DEFAULTS
+    for s in SETTINGS:
+        if s.default is not None:
+            assert isinstance(s.default, s.kind)
+            if s.bounds:
+                assert s.bounds[0] <= s.default <= s.bounds[1] and (s.default - s.bounds[0]) % s.step == 0
+            if s.options:
+                assert s.default in s.options
+        if s.query and s.default is not None:  # the default survives a link unchanged
+            assert parse_query(to_query({s.key: s.default})).values[s.key] == s.default
+    assert set(to_query({k: v for k, v in DEFAULTS.items() if v is not None})) == set(queries) - {"lang", "s"}
+
+
+def test_a_shape_carried_between_the_modes_stays_as_near_as_the_ranges_allow():
+    from mha_core.settings import carried_shape, resolve
+
+    free = {"fixed": True, "h": 6, "d_head": 16, "d_model": 64, "h_div": 4}   # just switched on: 6 × 16 = 96
+    assert carried_shape(free) == {"d_model": 64, "h_div": 4}                # 96 is as near 64 as 128: the smaller
+    fixed = {"fixed": False, "h": 4, "d_head": 16, "d_model": 512, "h_div": 3}  # 3 does not divide 512
+    assert carried_shape(fixed) == {"h": 2, "d_head": 64}                    # nearest divisor 2 (tie 2/4), 256 → 64
+    values = {**fixed, "fixed": True, "sentence": "a b", "weight_mode": "random", "seed": 1, "causal": False}
+    s = resolve(values, "en")
+    assert (s.n_heads, s.d_head, s.d_model) == (2, 256, 512) and hash(s) == hash(resolve(values, "en"))

@@ -1,10 +1,11 @@
-"""Cost lab's Streamlit side: the controls' callbacks, their memory across pages, and chart rendering."""
+"""Cost lab's Streamlit side: its session keys (and which survive page switches), the callbacks, chart rendering."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import streamlit as st
 
-from mha_core import cost_charts
 from mha_core.presets import preset
 from mha_core.ui import render
 from mha_core.ui.i18n import t
@@ -12,43 +13,62 @@ from mha_core.ui.i18n import t
 CUSTOM = "custom"
 BYTES_PER_VALUE = {"fp32": 4, "bf16": 2, "int8": 1}
 DEFAULT_PRESET = "transformer_base"
-WIDGET_KEYS = ("cost_preset", "cost_fixed", "cost_d_model", "cost_h_div", "cost_h", "cost_d_head", "cost_kv",
-               "cost_layers", "cost_bias", "cost_seq", "cost_batch", "cost_dtype")
-SAVED = "cost_saved"  # a plain session key (no widget), so it outlives visits to other pages
+
+PRESET_KEY = "cost_preset"
+FIXED_KEY = "cost_fixed"
+D_MODEL_KEY = "cost_d_model"
+H_DIV_KEY = "cost_h_div"
+H_KEY = "cost_h"
+D_HEAD_KEY = "cost_d_head"
+KV_KEY = "cost_kv"
+LAYERS_KEY = "cost_layers"
+BIAS_KEY = "cost_bias"
+SEQ_KEY = "cost_seq"
+BATCH_KEY = "cost_batch"
+DTYPE_KEY = "cost_dtype"
+
+
+def _shape_of(key: str) -> dict[str, object]:
+    """The values a published preset puts into the shape controls."""
+    p = preset(key)
+    shape: dict[str, object] = {FIXED_KEY: True, D_MODEL_KEY: p.d_model, H_DIV_KEY: p.n_heads, H_KEY: p.n_heads,
+                                D_HEAD_KEY: p.d_head, KV_KEY: p.n_kv_heads, LAYERS_KEY: p.n_layers, BIAS_KEY: p.bias}
+    if p.context_len:
+        shape[SEQ_KEY] = p.context_len
+    return shape
+
+
+# The page's widget values, kept across pages by state.init_state: the default preset's shape and a load.
+KEPT: dict[str, object] = {PRESET_KEY: DEFAULT_PRESET, SEQ_KEY: 1024, BATCH_KEY: 1, DTYPE_KEY: "bf16",
+                           **_shape_of(DEFAULT_PRESET)}
 
 
 def fill_from_preset() -> None:
     """on_change of the preset box: the published shape goes into every control."""
     ss = st.session_state
-    if ss["cost_preset"] == CUSTOM:
-        return
-    p = preset(ss["cost_preset"])
-    ss.update(cost_fixed=True, cost_d_model=p.d_model, cost_h_div=p.n_heads, cost_h=p.n_heads, cost_d_head=p.d_head,
-              cost_kv=p.n_kv_heads, cost_layers=p.n_layers, cost_bias=p.bias)
-    if p.context_len:
-        ss["cost_seq"] = p.context_len
+    if ss[PRESET_KEY] != CUSTOM:
+        ss.update(_shape_of(ss[PRESET_KEY]))
 
 
 def to_custom() -> None:
     """on_change of a shape control: the figures no longer describe the published model."""
-    ss = st.session_state
-    ss["cost_preset"] = CUSTOM
+    st.session_state[PRESET_KEY] = CUSTOM
 
 
 def switch_mode() -> None:
     """Fixed d_model <-> h × d_head: carry the same shape over to the other controls."""
     ss = st.session_state
-    if ss["cost_fixed"]:
-        ss.update(cost_d_model=ss["cost_h"] * ss["cost_d_head"], cost_h_div=ss["cost_h"])
+    if ss[FIXED_KEY]:
+        ss.update({D_MODEL_KEY: ss[H_KEY] * ss[D_HEAD_KEY], H_DIV_KEY: ss[H_KEY]})
     else:
-        ss.update(cost_h=ss["cost_h_div"], cost_d_head=ss["cost_d_model"] // ss["cost_h_div"])
+        ss.update({H_KEY: ss[H_DIV_KEY], D_HEAD_KEY: ss[D_MODEL_KEY] // ss[H_DIV_KEY]})
 
 
-def show_chart(title: str, builder: str, points: list, **labels: object) -> None:
-    """A cost chart at the column's width, its title above it as text (wraps on a phone instead of being cut)."""
+def show_chart(title: str, builder: Callable[..., object], points: Sequence, **labels: object) -> None:
+    """A cost chart (a builder of mha_core.charts.cost) at the column's width, its title above it as text (wraps
+    on a phone instead of being cut)."""
     st.markdown(f"**{title}**")
-    render.chart(lambda: getattr(cost_charts, builder)(points, **labels), builder, tuple(points),
-                 tuple(sorted(labels.items())))
+    render.chart(builder, tuple(points), **labels)
 
 
 def vs_mha(value: int, mha: int) -> str | None:
@@ -62,20 +82,3 @@ def percent(share: float) -> str:
     if pct >= 100:
         return f"{pct:,.0f}%"
     return f"{pct:.3g}%" if pct >= 0.001 else "< 0.001%"
-
-
-def restore_state() -> None:
-    """Streamlit drops a widget's value when a run does not draw it (any other page): put back the copy
-    kept under SAVED, else start from the default preset; a shape still incomplete is refilled from its preset."""
-    ss = st.session_state
-    for key, value in ss.get(SAVED, {}).items():
-        ss.setdefault(key, value)
-    mode_keys = ("cost_d_model", "cost_h_div") if ss.get("cost_fixed", True) else ("cost_h", "cost_d_head")
-    if any(k not in ss for k in ("cost_preset", "cost_fixed", "cost_kv", "cost_layers", "cost_bias", *mode_keys)):
-        if ss.get("cost_preset", CUSTOM) == CUSTOM:
-            ss["cost_preset"] = DEFAULT_PRESET
-        fill_from_preset()
-    for key, value in (("cost_seq", 1024), ("cost_batch", 1), ("cost_dtype", "bf16")):
-        ss.setdefault(key, value)
-
-

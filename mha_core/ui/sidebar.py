@@ -4,21 +4,45 @@ from __future__ import annotations
 
 import streamlit as st
 
-from mha_core.i18n import LANGS, translate
+from mha_core.i18n import translate
 from mha_core.inputs import MAX_TOKENS, WEIGHT_MODES
-from mha_core.limits import D_HEAD_RANGE, D_HEAD_STEP, D_MODEL_CHOICES, H_RANGE, MAX_SENTENCE, SEED_RANGE
-from mha_core.ui import compute
+from mha_core.settings import (
+    D_HEAD,
+    D_MODEL,
+    FIXED,
+    H_DIV,
+    LANG,
+    SEED,
+    SENTENCE,
+    SETTINGS,
+    TABLES,
+    WEIGHT_MODE,
+    H,
+    Setting,
+    head_divisors,
+)
+from mha_core.ui import compute, state
 from mha_core.ui.i18n import t
-from mha_core.ui.state import carry_shape, current, head_divisors, on_language_change
+from mha_core.ui.state import carry_shape, current, on_language_change
+
+# The shared settings' widget values survive page switches (state.init_state); lang and sentence are filled at
+# run time (the browser's language, its default sentence), so their None default is not written.
+KEPT: dict[str, object] = {s.key: s.default for s in SETTINGS}
+
+
+def _slider(setting: Setting) -> None:
+    """An int setting's slider over its declared range."""
+    st.sidebar.slider(t(setting.label), *setting.bounds, step=setting.step, key=setting.key,
+                      help=t(setting.help) if setting.help else None)
 
 
 def language_switch() -> None:
     """中文 / English, remembered for the session."""
     st.sidebar.radio(
-        t("common.language"), LANGS, key="lang", horizontal=True,
+        t(LANG.label), LANG.options, key=LANG.key, horizontal=True,
         format_func=lambda code: translate(code, "common.lang_name"), on_change=on_language_change,
     )
-    st.sidebar.toggle(t("common.tables"), key="tables", help=t("common.tables_help"))
+    st.sidebar.toggle(t(TABLES.label), key=TABLES.key, help=t(TABLES.help))
 
 
 def pipeline_controls() -> None:
@@ -26,25 +50,25 @@ def pipeline_controls() -> None:
     ss = st.session_state
     sb = st.sidebar
     sb.subheader(t("controls.title"))
-    sb.toggle(t("controls.fixed"), key="fixed", help=t("controls.fixed_help"), on_change=carry_shape)
-    if ss["fixed"]:
-        sb.select_slider("d_model", options=D_MODEL_CHOICES, key="d_model")
-        divisors = head_divisors(int(ss["d_model"]))
-        if ss["h_div"] not in divisors:
-            ss["h_div"] = min(divisors, key=lambda h: abs(h - int(ss["h_div"])))
-        sb.select_slider(t("controls.h"), options=divisors, key="h_div", help=t("controls.h_help"))
+    sb.toggle(t(FIXED.label), key=FIXED.key, help=t(FIXED.help), on_change=carry_shape)
+    if ss[FIXED.key]:
+        sb.select_slider("d_model", options=D_MODEL.options, key=D_MODEL.key)
+        divisors = head_divisors(int(ss[D_MODEL.key]))
+        state.valid_choice(H_DIV.key, divisors, divisors[-1])
+        sb.select_slider(t(H_DIV.label), options=divisors, key=H_DIV.key, help=t(H_DIV.help))
     else:
-        sb.slider(t("controls.h"), *H_RANGE, key="h", help=t("controls.h_help"))
-        sb.slider(t("controls.d_head"), *D_HEAD_RANGE, step=D_HEAD_STEP, key="d_head", help=t("controls.d_head_help"))
+        _slider(H)
+        _slider(D_HEAD)
     s = current()
     sb.markdown(t("controls.shape_line", h=s.n_heads, d_head=s.d_head, d_model=s.d_model))
     mode_names = {m: t(f"controls.mode_{m}") for m in WEIGHT_MODES}  # resolved now: format_func runs later too
-    sb.radio(t("controls.weights"), WEIGHT_MODES, key="weight_mode", format_func=mode_names.__getitem__,
-             help=t("controls.weights_help"))
-    if ss["weight_mode"] == "random":
-        sb.number_input(t("controls.seed"), min_value=SEED_RANGE[0], max_value=SEED_RANGE[1], step=1, key="seed")
-    sb.text_area(t("controls.sentence"), key="sentence", max_chars=MAX_SENTENCE, height=80,
-                 help=t("controls.sentence_help", max=MAX_TOKENS))
+    sb.radio(t(WEIGHT_MODE.label), WEIGHT_MODE.options, key=WEIGHT_MODE.key, format_func=mode_names.__getitem__,
+             help=t(WEIGHT_MODE.help))
+    if ss[WEIGHT_MODE.key] == "random":
+        sb.number_input(t(SEED.label), min_value=SEED.bounds[0], max_value=SEED.bounds[1], step=SEED.step,
+                        key=SEED.key)
+    sb.text_area(t(SENTENCE.label), key=SENTENCE.key, max_chars=SENTENCE.max_chars, height=80,
+                 help=t(SENTENCE.help, max=MAX_TOKENS))
     param_panel()
 
 
