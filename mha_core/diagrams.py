@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mha_core.charts import head_colour
+from mha_core.charts.base import head_colour
 
 MAX_DRAWN_HEADS = 8  # beyond this the middle heads fold into "⋯"
 

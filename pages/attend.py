@@ -3,7 +3,9 @@
 import numpy as np
 import streamlit as st
 
-from mha_core import charts, scaled_dot_product_attention
+from mha_core import scaled_dot_product_attention
+from mha_core.charts import base
+from mha_core.settings import CAUSAL, HEAD
 from mha_core.ui import render, state, t
 from mha_core.walkthrough import scale_demo, weights_without_scaling
 
@@ -11,68 +13,64 @@ render.page_header("attend")
 s = state.current()
 
 c1, c2 = st.columns(2)
-c1.toggle(t("attend.causal"), key="causal", help=t("attend.causal_help"))
+c1.toggle(t(CAUSAL.label), key=CAUSAL.key, help=t(CAUSAL.help))
 s = state.current()
 wt = render.walkthrough_or_stop(s)
-tr = wt.trace
+trace = wt.trace
 labels = wt.labels
-state.valid_choice("head", range(tr.n_heads), 0)
-head_names = [render.head_title(wt, i) for i in range(tr.n_heads)]
-c2.selectbox(t("attend.pick_head"), range(tr.n_heads), key="head", format_func=head_names.__getitem__)
-head = int(st.session_state["head"])
+state.valid_choice(HEAD.key, range(trace.n_heads), 0)
+head_names = [render.head_title(wt, i) for i in range(trace.n_heads)]
+head = int(c2.selectbox(t(HEAD.label), range(trace.n_heads), key=HEAD.key, format_func=head_names.__getitem__))
 
 formula = r"\text{head}_i=\operatorname{softmax}\!\Big(\frac{Q_iK_i^{\top}}{\sqrt{d_{\text{head}}}}+M\Big)V_i"
 if s.causal:  # the mask on its own line: one line is too wide for a phone
     formula = r"\begin{gathered}" + formula + r"\\ M_{ij}=-\infty\ \text{if}\ j>i\end{gathered}"
 st.latex(formula)
-st.markdown(t("attend.explain", h=tr.n_heads, n=len(labels), d_head=tr.d_head))
+st.markdown(t("attend.explain", h=trace.n_heads, n=len(labels), d_head=trace.d_head))
 
 query = len(labels) // 2
-row = tr.weights[head, query]
+row = trace.weights[head, query]
 picks = sorted({int(row.argmax()), 0, query, max(0, query - 1), min(len(labels) - 1, query + 1)})
 render.predict(f"attend-{hash(s)}-{head}", t("attend.predict", head=head_names[head], token=labels[query]),
                [labels[j] for j in picks], picks.index(int(row.argmax())),
                t("attend.predict_why", weight=float(row.max())))
 
-st.subheader(t("attend.grid_title", h=tr.n_heads))
-render.heads_grid(wt, tr.weights, (s, "attend.grid"), value_title=t("common.weight"))
+st.subheader(t("attend.grid_title", h=trace.n_heads))
+render.heads_grid(wt, trace.weights, value_title=t("common.weight"))
 st.caption(t("common.illustrative_note") if wt.weights.head_kinds else t("common.random_note"))
 
 st.subheader(t("attend.one_title", head=render.head_title(wt, head)))
 left, right = st.columns(2)
-shown_scores = tr.scores[head] if tr.mask is None else np.where(tr.mask, tr.scores[head], np.nan)
+shown_scores = trace.scores[head] if trace.mask is None else np.where(trace.mask, trace.scores[head], np.nan)
 with left:
-    render.chart(lambda: charts.heatmap(np.nan_to_num(shown_scores, nan=0.0), labels, labels, signed=True,
-                                        title=t("attend.before"), row_title=t("common.query"),
-                                        col_title=t("common.key"), value_title=t("common.score"), size=300),
-                 s, "attend.before", head)
+    render.chart(base.heatmap, np.nan_to_num(shown_scores, nan=0.0), labels, labels, signed=True,
+                 title=t("attend.before"), row_title=t("common.query"), col_title=t("common.key"),
+                 value_title=t("common.score"), size=300)
 with right:
-    render.chart(lambda: charts.heatmap(tr.weights[head], labels, labels, domain=(0.0, 1.0), title=t("attend.after"),
-                                        row_title=t("common.query"), col_title=t("common.key"),
-                                        value_title=t("common.weight"), size=300), s, "attend.after", head)
+    render.chart(base.heatmap, trace.weights[head], labels, labels, domain=(0.0, 1.0), title=t("attend.after"),
+                 row_title=t("common.query"), col_title=t("common.key"), value_title=t("common.weight"), size=300)
 st.caption(t("attend.softmax_caption") + (" " + t("attend.mask_caption") if s.causal else ""))
 
 st.subheader(t("attend.scale_title"))
-unscaled = weights_without_scaling(tr)
-demo = scale_demo(tr.d_head)
-st.markdown(t("attend.demo_intro", d_head=tr.d_head))
+unscaled = weights_without_scaling(trace)
+demo = scale_demo(trace.d_head)
+st.markdown(t("attend.demo_intro", d_head=trace.d_head))
 m1, m2, m3 = st.columns(3)
-m1.metric(t("attend.raw_std"), f"{demo.raw_std:.2f}", help=t("attend.sqrt_help", root=np.sqrt(tr.d_head)))
+m1.metric(t("attend.raw_std"), f"{demo.raw_std:.2f}", help=t("attend.sqrt_help", root=np.sqrt(trace.d_head)))
 m2.metric(t("attend.scaled_std"), f"{demo.scaled_std:.2f}")
 m3.metric(t("attend.max_weight"), f"{demo.max_weight_raw:.2f} / {demo.max_weight_scaled:.2f}")
 e1, e2 = st.columns(2)
 e1.metric(t("attend.entropy_unscaled"), f"{demo.entropy_raw:.2f}")
 e2.metric(t("attend.entropy_scaled"), f"{demo.entropy_scaled:.2f}")
-render.chart(lambda: charts.heatmap(unscaled[head], labels, labels, domain=(0.0, 1.0), title=t("attend.no_scale"),
-                                    row_title=t("common.query"), col_title=t("common.key"),
-                                    value_title=t("common.weight"), size=260), s, "attend.unscaled", head)
-st.markdown(t("attend.scale_explain", d_head=tr.d_head, root=np.sqrt(tr.d_head)))
+render.chart(base.heatmap, unscaled[head], labels, labels, domain=(0.0, 1.0), title=t("attend.no_scale"),
+             row_title=t("common.query"), col_title=t("common.key"), value_title=t("common.weight"), size=260)
+st.markdown(t("attend.scale_explain", d_head=trace.d_head, root=np.sqrt(trace.d_head)))
 
 render.shapes([
-    ("Q_i, K_i, V_i", tr.q_heads.shape[1:], "attend.m_qkv"),
-    ("Q_i K_i^T / √d_head", tr.scores.shape[1:], "attend.m_scores"),
-    ("softmax(·)", tr.weights.shape, "attend.m_weights"),
-    ("head_i", tr.head_outputs.shape, "attend.m_out"),
+    ("Q_i, K_i, V_i", trace.q_heads.shape[1:], "attend.m_qkv"),
+    ("Q_i K_i^T / √d_head", trace.scores.shape[1:], "attend.m_scores"),
+    ("softmax(·)", trace.weights.shape, "attend.m_weights"),
+    ("head_i", trace.head_outputs.shape, "attend.m_out"),
 ])
 render.source(scaled_dot_product_attention)
 render.check_yourself("attend")

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from mha_core.charts import cost as cost_charts
 from mha_core.counts import (
     ModelShape,
     attention_flops,
@@ -19,16 +20,25 @@ from mha_core.counts import (
     seq_grid,
 )
 from mha_core.errors import LabError
-from mha_core.presets import PRESET_KEYS, nearest, preset
+from mha_core.presets import PRESET_KEYS, preset
 from mha_core.ui import bound_t, render, state, t
 from mha_core.ui.cost import (
+    BATCH_KEY,
+    BIAS_KEY,
     BYTES_PER_VALUE,
     CUSTOM,
-    SAVED,
-    WIDGET_KEYS,
+    D_HEAD_KEY,
+    D_MODEL_KEY,
+    DTYPE_KEY,
+    FIXED_KEY,
+    H_DIV_KEY,
+    H_KEY,
+    KV_KEY,
+    LAYERS_KEY,
+    PRESET_KEY,
+    SEQ_KEY,
     fill_from_preset,
     percent,
-    restore_state,
     show_chart,
     switch_mode,
     to_custom,
@@ -40,48 +50,41 @@ render.page_header("cost")
 ss = st.session_state
 bound = bound_t()  # t for format_func lambdas, which may run outside this script run
 
-restore_state()
-
 # ---- controls -------------------------------------------------------------------------------
 with st.container(border=True):
-    st.selectbox(t("cost.preset"), (CUSTOM, *PRESET_KEYS), key="cost_preset", on_change=fill_from_preset,
+    st.selectbox(t("cost.preset"), (CUSTOM, *PRESET_KEYS), key=PRESET_KEY, on_change=fill_from_preset,
                  format_func=lambda k: bound("cost.custom") if k == CUSTOM else preset(k).name)
     shape_col, kv_col, load_col = st.columns(3)
     with shape_col:
-        fixed = st.toggle(t("cost.fixed"), key="cost_fixed", on_change=switch_mode, help=t("cost.fixed_help"))
+        fixed = st.toggle(t("cost.fixed"), key=FIXED_KEY, on_change=switch_mode, help=t("cost.fixed_help"))
         if fixed:
-            d_model = int(st.number_input("d_model", 1, 65536, step=64, key="cost_d_model", on_change=to_custom))
+            d_model = int(st.number_input("d_model", 1, 65536, step=64, key=D_MODEL_KEY, on_change=to_custom))
             options = divisors(d_model)
-            if ss["cost_h_div"] not in options:
-                ss["cost_h_div"] = nearest(int(ss["cost_h_div"]), options)
-            h = int(st.select_slider(t("cost.h"), options, key="cost_h_div", on_change=to_custom,
+            state.valid_choice(H_DIV_KEY, options, options[-1])
+            h = int(st.select_slider(t("cost.h"), options, key=H_DIV_KEY, on_change=to_custom,
                                      help=t("cost.h_div_help")))
             d_head = d_model // h
         else:
-            h = int(st.number_input(t("cost.h"), 1, 1024, key="cost_h", on_change=to_custom))
-            d_head = int(st.number_input("d_head", 1, 1024, key="cost_d_head", on_change=to_custom))
+            h = int(st.number_input(t("cost.h"), 1, 1024, key=H_KEY, on_change=to_custom))
+            d_head = int(st.number_input("d_head", 1, 1024, key=D_HEAD_KEY, on_change=to_custom))
             d_model = h * d_head
     with kv_col:
         kv_options = divisors(h)[::-1]
-        state.valid_choice("cost_kv", kv_options, kv_options[0])
-        if ss["cost_kv"] not in kv_options:
-            ss["cost_kv"] = nearest(int(ss["cost_kv"]), kv_options)
+        state.valid_choice(KV_KEY, kv_options, kv_options[0])
         g = int(st.selectbox(
-            t("cost.kv"), kv_options, key="cost_kv", on_change=to_custom, help=t("cost.kv_help"),
+            t("cost.kv"), kv_options, key=KV_KEY, on_change=to_custom, help=t("cost.kv_help"),
             format_func=lambda n, h=h: bound(f"cost.kv_{attention_kind(h, n).lower()}", g=n, h=h, r=h // n),
         ))
-        layers = int(st.number_input(t("cost.layers"), 1, 256, key="cost_layers", on_change=to_custom))
-        bias = st.toggle(t("cost.bias"), key="cost_bias", on_change=to_custom, help=t("cost.bias_help"))
+        layers = int(st.number_input(t("cost.layers"), 1, 256, key=LAYERS_KEY, on_change=to_custom))
+        bias = st.toggle(t("cost.bias"), key=BIAS_KEY, on_change=to_custom, help=t("cost.bias_help"))
     with load_col:
-        seq_len = int(st.number_input(t("cost.seq_len"), 1, 1 << 20, step=512, key="cost_seq",
+        seq_len = int(st.number_input(t("cost.seq_len"), 1, 1 << 20, step=512, key=SEQ_KEY,
                                       help=t("cost.seq_help")))
-        batch = int(st.number_input(t("cost.batch"), 1, 4096, key="cost_batch"))
-        dtype = st.radio(t("cost.dtype"), tuple(BYTES_PER_VALUE), key="cost_dtype", horizontal=True,
+        batch = int(st.number_input(t("cost.batch"), 1, 4096, key=BATCH_KEY))
+        dtype = st.radio(t("cost.dtype"), tuple(BYTES_PER_VALUE), key=DTYPE_KEY, horizontal=True,
                          format_func=lambda k: bound(f"cost.dtype_{k}"))
 
-ss[SAVED] = {k: ss[k] for k in WIDGET_KEYS if k in ss}
-
-picked = None if ss["cost_preset"] == CUSTOM else preset(ss["cost_preset"])
+picked = None if ss[PRESET_KEY] == CUSTOM else preset(ss[PRESET_KEY])
 st.caption(t("cost.source", source=picked.source) if picked else t("cost.source_custom"))
 if picked and picked.note:
     st.info(t(picked.note), icon=":material/info:")
@@ -158,23 +161,23 @@ st.subheader(t("cost.charts_title"))
 sweep = heads_sweep(d_model, seq_len=seq_len, bias=bias)
 left, right = st.columns(2)
 with left:
-    show_chart(t("cost.ch_params_title", d_model=d_model), "params_vs_heads", sweep, current_h=h,
+    show_chart(t("cost.ch_params_title", d_model=d_model), cost_charts.params_vs_heads, sweep, current_h=h,
                x_title=t("cost.ch_h"), y_title=t("cost.ch_params_y"), d_head_title="d_head",
                flops_title=t("cost.ch_flops_tip", n=seq_len))
     st.caption(t("cost.ch_params_caption", d_model=d_model, flops=format_flops(sweep[0].flops_per_token)))
 with right:
-    show_chart(t("cost.ch_d_head_title", d_model=d_model), "d_head_vs_heads", sweep, current_h=h,
+    show_chart(t("cost.ch_d_head_title", d_model=d_model), cost_charts.d_head_vs_heads, sweep, current_h=h,
                x_title=t("cost.ch_h"), y_title="d_head")
     st.caption(t("cost.ch_d_head_caption"))
 grid = seq_grid(seq_len)
 left, right = st.columns(2)
 with left:
-    show_chart(t("cost.ch_kv_title", batch=batch, dtype=t(f"cost.dtype_{dtype}")), "kv_vs_seq_len",
+    show_chart(t("cost.ch_kv_title", batch=batch, dtype=t(f"cost.dtype_{dtype}")), cost_charts.kv_vs_seq_len,
                kv_curves(shape, grid, batch=batch, bytes_per_value=BYTES_PER_VALUE[dtype]), x_title=t("cost.ch_n"),
                y_title=t("cost.ch_kv_y"), series_title=t("cost.ch_series"))
     st.caption(t("cost.ch_kv_caption"))
 with right:
-    show_chart(t("cost.ch_flops_title"), "flops_vs_seq_len", flops_curve(shape, grid), x_title=t("cost.ch_n"),
+    show_chart(t("cost.ch_flops_title"), cost_charts.flops_vs_seq_len, flops_curve(shape, grid), x_title=t("cost.ch_n"),
                y_title=t("cost.ch_flops_y"), series_title=t("cost.ch_series"), projections=t("cost.ch_proj"),
                attention=t("cost.ch_attn"))
     st.caption(t("cost.ch_flops_caption"))

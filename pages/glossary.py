@@ -4,11 +4,12 @@ import streamlit as st
 
 from mha_core.glossary import GROUPS, load_glossary, search
 from mha_core.ui import lang, render, t
+from mha_core.ui.pipeline import GLOSSARY_SEARCH_KEY
 
 render.page_header("glossary")
 here = lang()
 other = "en" if here == "zh" else "zh"
-query = st.text_input(t("glossary.search"), key="glossary_search", placeholder=t("glossary.search_placeholder"))
+query = st.text_input(t("glossary.search"), key=GLOSSARY_SEARCH_KEY, placeholder=t("glossary.search_placeholder"))
 found = search(load_glossary(), query)
 if not found:
     st.info(t("glossary.none_found"))

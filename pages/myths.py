@@ -5,9 +5,10 @@ from dataclasses import asdict
 import numpy as np
 import streamlit as st
 
-from mha_core import charts
+from mha_core.charts import base, pipeline
 from mha_core.presets import head_spread
 from mha_core.ui import lessons, render, state, t
+from mha_core.ui.pipeline import MYTHS_REPLAY_KEY, MYTHS_REPLAYED_KEY
 
 render.page_header("myths")
 MAX_ROWS = 64  # rows of W^Q drawn; the check below uses all of them
@@ -21,11 +22,10 @@ with one:
     check = lessons.ensemble_check(s.sentence, s.d_model, s.n_heads)
     st.markdown(t("myths.m1_how", h=s.n_heads, d_head=s.d_head, d_model=s.d_model))
     rows = min(s.d_model, MAX_ROWS)  # a 1024-row chart is unreadable and heavy on a phone
-    render.chart(lambda: charts.columns_by_head(wt.weights.w_q[:rows], s.n_heads, [str(r) for r in range(rows)],
-                                                title=t("myths.m1_wq"), head_label=t("split.head"),
-                                                row_title="d_model", col_title="h · d_head"), s, "myths.wq")
-    if rows < s.d_model or s.d_head > charts.PER_HEAD_COLUMNS:
-        st.caption(t("myths.m1_cut", rows=rows, d_model=s.d_model, cols=min(s.d_head, charts.PER_HEAD_COLUMNS),
+    render.chart(pipeline.columns_by_head, wt.weights.w_q[:rows], s.n_heads, [str(r) for r in range(rows)],
+                 title=t("myths.m1_wq"), head_label=t("split.head"), row_title="d_model", col_title="h · d_head")
+    if rows < s.d_model or s.d_head > pipeline.PER_HEAD_COLUMNS:
+        st.caption(t("myths.m1_cut", rows=rows, d_model=s.d_model, cols=min(s.d_head, pipeline.PER_HEAD_COLUMNS),
                      d_head=s.d_head))
     c1, c2, c3 = st.columns(3)
     c1.metric(t("myths.m1_diff"), f"{max(check.max_diff_per_head):.1e}")
@@ -39,18 +39,18 @@ with two:
     ranks = lessons.score_ranks(s.d_model if s.fixed_d_model else 64, n)
     d_model = ranks[0].d_head
     hs = [p.n_heads for p in ranks]
-    render.chart(lambda: charts.lines(hs, {t("myths.m2_rank"): [p.rank for p in ranks],
-                                           t("myths.m2_dhead"): [p.d_head for p in ranks]},
-                                      title=t("myths.m2_rank_title", d_model=d_model, n=n), x_title="h",
-                                      y_title=t("myths.m2_dims"), log_x=True), s.lang, "myths.rank", d_model)
+    render.chart(base.lines, hs, {t("myths.m2_rank"): [p.rank for p in ranks],
+                                  t("myths.m2_dhead"): [p.d_head for p in ranks]},
+                 title=t("myths.m2_rank_title", d_model=d_model, n=n), x_title="h", y_title=t("myths.m2_dims"),
+                 log_x=True)
     st.markdown(t("myths.m2_rank_explain", n=n))
     toy = lessons.heads_vs_accuracy()
     acc = toy["mean_accuracy"]
     toy_h = sorted(int(h) for h in acc)
-    render.chart(lambda: charts.lines(toy_h, {t("myths.m2_acc"): [acc[str(h)] for h in toy_h]},
-                                      title=t("myths.m2_acc_title", d_model=toy["d_model"], steps=toy["steps"],
-                                              registers=toy["n_registers"]),
-                                      x_title="h", y_title=t("myths.m2_acc"), log_x=True), s.lang, "myths.acc")
+    render.chart(base.lines, toy_h, {t("myths.m2_acc"): [acc[str(h)] for h in toy_h]},
+                 title=t("myths.m2_acc_title", d_model=toy["d_model"], steps=toy["steps"],
+                         registers=toy["n_registers"]),
+                 x_title="h", y_title=t("myths.m2_acc"), log_x=True)
     st.caption(t("myths.m2_acc_caption", command=toy["command"], seeds=len(toy["seeds"]), tab=t("heads.tab_count"),
                  page=t("nav.heads")))
     st.markdown(t("myths.m2_verdict", **asdict(head_spread())))
@@ -70,16 +70,16 @@ with three:
                       t("myths.col_prev"): [round(p, 2) for *_, p, _ in lessons.trained_roles()],
                       t("myths.col_ind"): [round(i, 2) for *_, i in lessons.trained_roles()]},
                      hide_index=True, width="stretch")
-    st.button(t("myths.m3_replay"), icon=":material/replay:", key="myths_replay",
-              on_click=lambda: st.session_state.update(myths_replayed=True))
-    if st.session_state.get("myths_replayed"):
+    st.button(t("myths.m3_replay"), icon=":material/replay:", key=MYTHS_REPLAY_KEY,
+              on_click=lambda: st.session_state.update({MYTHS_REPLAYED_KEY: True}))
+    if st.session_state.get(MYTHS_REPLAYED_KEY):
         with st.spinner(t("myths.m3_training")):
             shots = lessons.emergence()
         steps = [snap.step for snap in shots]
-        render.chart(lambda: charts.lines(steps, {
+        render.chart(base.lines, steps, {
             t("myths.m3_prev_line"): [float(np.max(snap.previous_token[0])) for snap in shots],
             t("myths.m3_ind_line"): [float(np.max(snap.induction[-1])) for snap in shots],
-        }, title=t("myths.m3_chart"), x_title=t("myths.m3_step"), y_title=t("myths.m3_score")), s.lang, "myths.emerge")
+        }, title=t("myths.m3_chart"), x_title=t("myths.m3_step"), y_title=t("myths.m3_score"))
         st.markdown(t("myths.m3_replay_explain", first=shots[0].step, last=shots[-1].step,
                       prev0=float(np.max(shots[0].previous_token[0])), prev1=float(np.max(shots[-1].previous_token[0])),
                       ind0=float(np.max(shots[0].induction[-1])), ind1=float(np.max(shots[-1].induction[-1]))))

@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from mha_core import charts, demos
+from mha_core import demos
+from mha_core.charts import base
 from mha_core.markdown import escape as esc
 from mha_core.ui import lessons, render, state, t
 from mha_core.walkthrough import token_labels
@@ -25,15 +26,14 @@ render.predict(f"why-{sentence}", t("why.predict", **words),
 
 left, right = st.columns(2)
 with left:
-    render.chart(lambda: charts.bar(demo.one_head, labels, title=t("why.one_head"), value_title=t("common.weight"),
-                                    colours=[charts.head_colour(5)] * len(labels), height=22 * len(labels)),
-                 s, "why.one")
+    render.chart(base.bar, demo.one_head, labels, title=t("why.one_head"), value_title=t("common.weight"),
+                 colours=[base.head_colour(5)] * len(labels), height=22 * len(labels))
     st.metric(t("why.recover"), f"{demo.recover_one:.0%}")
 with right:
-    render.chart(lambda: charts.lines(list(range(len(labels))), {t("why.head_a"): list(demo.two_heads[0]),
-                                                                t("why.head_b"): list(demo.two_heads[1])},
-                                      title=t("why.two_heads"), x_title=t("common.key"),
-                                      y_title=t("common.weight"), height=22 * len(labels) - 40), s, "why.two")
+    render.chart(base.lines, list(range(len(labels))), {t("why.head_a"): list(demo.two_heads[0]),
+                                                        t("why.head_b"): list(demo.two_heads[1])},
+                 title=t("why.two_heads"), x_title=t("common.key"), y_title=t("common.weight"),
+                 height=22 * len(labels) - 40)
     st.metric(t("why.recover"), f"{demo.recover_two:.0%}")
 st.markdown(t("why.explain", share=float(demo.one_head[first] + demo.one_head[second])))
 st.caption(t("why.built", **words))

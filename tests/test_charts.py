@@ -1,12 +1,20 @@
-"""Chart builders: valid Vega-Lite, the numbers they carry, and what they cut."""
+"""Chart builders: valid Vega-Lite, the numbers they carry, what they cut, and how render.chart caches them."""
 
 from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from pathlib import Path
+from unittest import mock
 
 import altair as alt
 import numpy as np
 import pytest
 
-from mha_core import charts, toy_charts
+from apphelpers import open_page
+from mha_core.charts import base, pipeline, toy
+from mha_core.ui import render
 
 RNG = np.random.default_rng(0)
 LABELS = ["the", "cat", "sat", "on", "a", "mat"]
@@ -15,19 +23,22 @@ LABELS = ["the", "cat", "sat", "on", "a", "mat"]
 def _builders() -> dict[str, alt.TopLevelMixin]:
     m = RNG.normal(size=(6, 6))
     return {
-        "heatmap": charts.heatmap(m, LABELS, LABELS, title="t", value_title="v"),
-        "heatmap_signed": charts.heatmap(m, LABELS, LABELS, signed=True, show_col_labels=False),
-        "columns_by_head": charts.columns_by_head(RNG.normal(size=(6, 64)), 2, LABELS, title="blocks"),
-        "bar": charts.bar([0.1, 0.5, 0.2], ["a", "b", "c"], title="bars"),
-        "lines": charts.lines([1, 2, 4], {"x": [1, 2, 3], "y": [3, 2, 1]}, log_x=True),
-        "attention_map": toy_charts.attention_map(np.abs(m) / np.abs(m).sum(1, keepdims=True), LABELS,
-                                                  np.eye(6, dtype=bool)),
+        "heatmap": base.heatmap(m, LABELS, LABELS, title="t", value_title="v"),
+        "heatmap_signed": base.heatmap(m, LABELS, LABELS, signed=True, show_col_labels=False),
+        "columns_by_head": pipeline.columns_by_head(RNG.normal(size=(6, 64)), 2, LABELS, title="blocks"),
+        "bar": base.bar([0.1, 0.5, 0.2], ["a", "b", "c"], title="bars"),
+        "lines": base.lines([1, 2, 4], {"x": [1, 2, 3], "y": [3, 2, 1]}, log_x=True),
+        "attention_map": toy.attention_map(np.abs(m) / np.abs(m).sum(1, keepdims=True), LABELS,
+                                           np.eye(6, dtype=bool)),
+        "head_grid": pipeline.head_grid(RNG.random(size=(3, 6, 6)), LABELS, LABELS, ["h0", "h1", "h2"]),
+        "head_grid_signed": pipeline.head_grid(RNG.normal(size=(2, 6, 4)), LABELS, LABELS[:4], ["a", "b"],
+                                               signed=True, show_col_labels=False),
     }  # the cost lab's charts are validated in tests/test_cost_page.py, the heads page's in test_heads_page.py
 
 
 @pytest.mark.parametrize("name", list(_builders()))
 def test_every_builder_makes_a_valid_vega_lite_spec(name):
-    """Construction-time validation is off (see mha_core/charts.py); the full spec is validated here."""
+    """Construction-time validation is off (see mha_core/charts/base.py); the full spec is validated here."""
     spec = _builders()[name].to_dict(validate=True)
     assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
 
@@ -37,7 +48,7 @@ def test_construction_time_validation_is_off_but_to_dict_still_validates():
 
     assert schemapi.DEBUG_MODE is False
     scale = alt.Scale(type="not-a-scale")  # built without complaint: no construction-time validation
-    bad = alt.Chart(charts.matrix_frame(np.eye(2), ["a", "b"], ["a", "b"])).mark_rect().encode(
+    bad = alt.Chart(base.matrix_frame(np.eye(2), ["a", "b"], ["a", "b"])).mark_rect().encode(
         x="row:O", color=alt.Color("value:Q", scale=scale))
     with pytest.raises(schemapi.SchemaValidationError):
         bad.to_dict(validate=True)
@@ -45,25 +56,154 @@ def test_construction_time_validation_is_off_but_to_dict_still_validates():
 
 def test_heatmap_carries_every_cell_and_the_table_view_gives_the_matrix_back():
     m = RNG.normal(size=(4, 3))
-    spec, data = charts.spec_and_data(charts.heatmap(m, LABELS[:4], LABELS[:3]))
+    spec, data = base.spec_and_data(base.heatmap(m, LABELS[:4], LABELS[:3]))
     assert "data" not in spec and "datasets" not in spec  # the frame travels separately (as Arrow)
     assert len(data) == 12
-    table = charts.as_table(data)
+    table = base.as_table(data)
     assert list(table.index) == LABELS[:4] and list(table.columns) == LABELS[:3]
     np.testing.assert_allclose(table.to_numpy(), m, atol=1e-4)
 
 
 def test_columns_by_head_draws_at_most_per_head_columns_of_each_head():
     m = RNG.normal(size=(5, 4 * 40))  # 4 heads of 40 columns
-    _, data = charts.spec_and_data(charts.columns_by_head(m, 4, LABELS[:5]))
-    assert data["col"].nunique() == 4 * charts.PER_HEAD_COLUMNS
+    _, data = base.spec_and_data(pipeline.columns_by_head(m, 4, LABELS[:5]))
+    assert data["col"].nunique() == 4 * pipeline.PER_HEAD_COLUMNS
     assert set(data["head"]) == {f"head {i}" for i in range(4)}
-    kept = charts.column_subset(160, 4)
+    kept = pipeline.column_subset(160, 4)
     np.testing.assert_array_equal(kept[:3], [0, 1, 2])
-    assert kept[charts.PER_HEAD_COLUMNS] == 40  # head 1 starts at its own block
+    assert kept[pipeline.PER_HEAD_COLUMNS] == 40  # head 1 starts at its own block
 
 
 def test_head_colours_are_okabe_ito_and_distinct_for_eight_heads():
-    colours = [charts.head_colour(i) for i in range(8)]
+    colours = [base.head_colour(i) for i in range(8)]
     assert len(set(colours)) == 8 and colours[0] == "#0072B2"
-    assert charts.head_colour(8) == colours[0]
+    assert base.head_colour(8) == colours[0]
+
+
+# ---- the per-head grid ---------------------------------------------------------------------------
+
+
+def test_head_grid_is_one_chart_with_every_head_on_one_colour_scale():
+    mats = RNG.normal(size=(5, 4, 3))
+    titles = [f"head {i}" for i in range(5)]
+    spec, data = base.spec_and_data(pipeline.head_grid(mats, LABELS[:4], LABELS[:3], titles, signed=True))
+    facet = spec["encoding"]["facet"]  # a facet channel: Streamlit's separately sent data reaches every panel
+    assert facet["field"] == "head" and facet["sort"] == titles and facet["columns"] == 4
+    assert len(data) == 5 * 4 * 3
+    lim = float(np.max(np.abs(mats)))
+    assert spec["encoding"]["color"]["scale"]["domain"] == pytest.approx([-lim, lim])
+    tips = [tip["field"] for tip in spec["encoding"]["tooltip"]]
+    assert tips == ["head", "row", "col", "value"]
+    for i, title in enumerate(titles):  # each panel carries exactly its head's matrix (the table view's source)
+        np.testing.assert_allclose(base.as_table(data[data["head"] == title].drop(columns="head")).to_numpy(),
+                                   mats[i], atol=1e-4)
+
+
+# ---- render.chart: the builder and its actual arguments are the cache key -----------------------
+
+
+def _figure(builder, *args, **kwargs):
+    spec, data = render.figure(builder, *args, **kwargs)
+    return spec, None if data is None else data.to_pandas()
+
+
+def test_inputs_that_differ_in_one_argument_never_share_a_cache_entry():
+    m = RNG.random(size=(4, 4))
+    m2 = m.copy()
+    m2[3, 3] += 0.5  # one cell
+    kw = {"title": "t", "value_title": "v"}
+    variants = {
+        "base": ((m, LABELS[:4], LABELS[:4]), kw),
+        "one cell": ((m2, LABELS[:4], LABELS[:4]), kw),
+        "one label": ((m, [*LABELS[:3], "dog"], LABELS[:4]), kw),
+        "title (language)": ((m, LABELS[:4], LABELS[:4]), {**kw, "title": "标题"}),
+        "signed": ((m, LABELS[:4], LABELS[:4]), {**kw, "signed": True}),
+        "size": ((m, LABELS[:4], LABELS[:4]), {**kw, "size": 100}),
+    }
+    seen = {}
+    for name, (args, kwargs) in variants.items():
+        spec, data = _figure(base.heatmap, *args, **kwargs)
+        seen[name] = (repr(spec), data.to_json())
+    assert len(set(seen.values())) == len(variants), seen.keys()
+    # and each is what its own builder call gives, not another entry's
+    for name, (args, kwargs) in variants.items():
+        spec, data = base.spec_and_data(base.heatmap(*args, **kwargs))
+        assert seen[name] == (repr(spec), data.to_json()), name
+
+
+def test_equal_inputs_are_built_once_then_served_from_the_cache():
+    m = RNG.random(size=(3, 3))
+    with mock.patch.object(base, "matrix_frame", wraps=base.matrix_frame) as built:
+        first = _figure(base.heatmap, m, LABELS[:3], LABELS[:3], title="once")
+        again = _figure(base.heatmap, m.copy(), list(LABELS[:3]), LABELS[:3], title="once")
+        assert built.call_count == 1
+        _figure(base.heatmap, m, LABELS[:3], LABELS[:3], title="twice")
+        assert built.call_count == 2
+    assert repr(first[0]) == repr(again[0]) and first[1].equals(again[1])
+
+
+def test_a_large_array_is_keyed_on_every_cell_not_a_sample():
+    """st.cache_data hashes arrays of 500k+ cells from a sample; render.chart keys on all of them."""
+    m = RNG.normal(size=(1000, 600))  # 600k cells; one head, of which the chart draws 16 columns
+    changed = m.copy()
+    changed[999, 5] += 1.0  # a drawn cell the sample misses
+    rows = [str(i) for i in range(1000)]
+    _, a = _figure(pipeline.columns_by_head, m, 1, rows)
+    _, b = _figure(pipeline.columns_by_head, changed, 1, rows)
+    assert a["value"].iloc[-16 + 5] != b["value"].iloc[-16 + 5]
+
+
+def test_the_same_arguments_to_two_builders_are_two_entries():
+    assert _figure(base.heatmap, np.eye(2), ["a", "b"], ["a", "b"])[0]["mark"] != \
+        _figure(toy.attention_map, np.eye(2), ["a", "b"], np.eye(2, dtype=bool))[0]["mark"]
+    assert render.builder_name(base.heatmap) == "mha_core.charts.base.heatmap"
+    assert render.builder_name(toy.attention_map) == "mha_core.charts.toy.attention_map"
+
+
+def _closure_builder():
+    title = "captured"
+
+    def build(m):
+        return base.heatmap(m, ["a"], ["a"], title=title)
+    return build
+
+
+@pytest.mark.parametrize("builder", [
+    lambda m: base.heatmap(m, ["a"], ["a"]),                     # a lambda: its body is not part of any key
+    _closure_builder(),                                          # a closure: captured values are not either
+    functools.partial(base.heatmap, rows=["a"], cols=["a"]),     # hidden arguments
+    np.mean,                                                     # not a chart builder of mha_core.charts
+    inspect.getsource,                                           # a plain function, but not in mha_core.charts
+], ids=["lambda", "closure", "partial", "builtin", "elsewhere"])
+def test_a_builder_must_be_a_plain_function_of_mha_core_charts(builder):
+    with pytest.raises(TypeError, match="mha_core.charts"):
+        render.figure(builder, np.eye(1))
+
+
+def test_every_chart_call_names_its_builder_and_passes_its_arguments():
+    """No call site hands render.chart a lambda (whose captured inputs the cache could not see)."""
+    root = Path(__file__).resolve().parents[1]
+    bad = []
+    for path in [*root.glob("pages/*.py"), *root.glob("mha_core/ui/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in {"render.chart", "chart"} and node.args:
+                if not isinstance(node.args[0], (ast.Attribute, ast.Name)):  # a builder, not a lambda or call
+                    bad.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_two_settings_on_a_page_draw_two_different_grids(lang):
+    """The attend page's per-head grid under two settings (causal mask off / on): different data each time,
+    and back to the first when the setting goes back (no stale entry served)."""
+    def grid(at):
+        (chart,) = [c for c in at.get("vega_lite_chart") if '"facet"' in c.proto.spec]
+        return chart.proto.spec, chart.proto.data.data
+
+    at = open_page("pages/attend.py", lang)
+    off = grid(at)
+    at.toggle(key="causal").set_value(True).run()
+    on = grid(at)
+    at.toggle(key="causal").set_value(False).run()
+    assert off[1] != on[1]
+    assert grid(at) == off

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apphelpers import open_page, shown_text
-from mha_core import cost_charts
+from mha_core.charts import cost as cost_charts
 from mha_core.counts import flops_curve, heads_sweep, kv_curves, seq_grid
 from mha_core.i18n import catalog, translate
 from mha_core.presets import PRESETS, preset

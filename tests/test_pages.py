@@ -85,6 +85,26 @@ def test_settings_survive_switching_pages():
     assert translate("en", "attend.grid_title", h=6) in shown_text(at)
 
 
+
+def test_a_pages_own_controls_survive_switching_pages():
+    """The refresher's head and sharpness are kept (its KEPT table) across a visit to another page and a sidebar
+    change there; the head in focus on the attend page is a shared setting and is kept as well."""
+    from mha_core.settings import HEAD
+    from mha_core.ui.pipeline import PREREQ_KIND_KEY, PREREQ_SHARP_KEY
+
+    at = open_page("pages/prereq.py", "en")
+    assert at.slider(key=PREREQ_SHARP_KEY).value == 1.0
+    at.selectbox(key=PREREQ_KIND_KEY).select("previous").run()
+    at.slider(key=PREREQ_SHARP_KEY).set_value(2.5).run()
+    at.switch_page("pages/attend.py").run()
+    at.selectbox(key=HEAD.key).select(2).run()
+    at.sidebar.text_area(key="sentence").set_value("the cat sat on the mat").run()
+    at.switch_page("pages/prereq.py").run()
+    assert not at.exception
+    assert at.selectbox(key=PREREQ_KIND_KEY).value == "previous" and at.slider(key=PREREQ_SHARP_KEY).value == 2.5
+    at.switch_page("pages/attend.py").run()
+    assert at.selectbox(key=HEAD.key).value == 2
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_language_switch_changes_the_text(lang):
     at = open_page("pages/overview.py", lang)

@@ -1,6 +1,6 @@
 """Altair builders for the heads page: training curves, importance matrix, pruning curve, heads vs accuracy.
 
-Pure functions from numbers and (already translated) labels to charts; colours from mha_core.charts
+Pure functions from numbers and (already translated) labels to charts; colours from mha_core.charts.base
 (viridis for magnitudes, Okabe–Ito for the two score lines), so they read in greyscale and for
 colour-blind students.
 """
@@ -13,7 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from mha_core.charts import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, matrix_frame
+from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, matrix_frame
 
 MARK = OKABE_ITO[5]  # vermillion: the repeat, and where an induction head should look
 

@@ -1,4 +1,7 @@
-"""Altair chart builders: pure functions from arrays and labels to ``alt.Chart``.
+"""Shared chart helpers: palettes, long-form frames, and the builders every lab uses (heatmap, bar, lines).
+
+Builders are pure functions from arrays and (already translated) labels to ``alt.Chart``; pages draw them with
+``render.chart(builder, *args, **kwargs)``, which caches on the builder and its arguments.
 
 Palettes are colour-blind safe and keep their order in greyscale: viridis for weights
 (0..1), blue-orange for signed values, Okabe–Ito for head identities.
@@ -24,16 +27,6 @@ WEIGHT_SCHEME = "viridis"
 # Fill the container's width, but let `height` mean the plot itself (not plot + axes + legend).
 FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
 SIGNED_SCHEME = "blueorange"
-PER_HEAD_COLUMNS = 16  # columns of each head drawn by columns_by_head (see column_subset)
-
-
-def column_subset(width: int, n_heads: int, per_head: int = PER_HEAD_COLUMNS) -> np.ndarray:
-    """Indices of at most ``per_head`` leading columns of each head's block (all when narrow).
-
-    A 1024-column heatmap is unreadable on a projector and heavy to send; charts say when they cut.
-    """
-    d = width // n_heads
-    return np.concatenate([np.arange(i * d, i * d + min(d, per_head)) for i in range(n_heads)])
 
 
 def head_colour(i: int) -> str:
@@ -86,38 +79,6 @@ def heatmap(
     )
 
 
-def columns_by_head(
-    m: np.ndarray, n_heads: int, rows: Sequence[str], *, title: str = "", head_label: str = "head",
-    row_title: str = "", col_title: str = "", size: int = 220, per_head: int = PER_HEAD_COLUMNS,
-) -> alt.Chart:
-    """(n, h·d) matrix drawn as column blocks, one colour per head, darker where |value| is larger.
-
-    At most ``per_head`` columns of each head are drawn (see ``column_subset``).
-    """
-    n, width = m.shape
-    d = width // n_heads
-    keep = column_subset(width, n_heads, per_head)
-    cols = [str(j) for j in keep]
-    df = matrix_frame(m[:, keep], rows, cols, "value")
-    df["head"] = [f"{head_label} {j // d}" for j in np.tile(keep, n)]
-    df["strength"] = np.round(np.abs(df["value"]) / max(float(np.max(np.abs(m))), 1e-12), 4)
-    heads = [f"{head_label} {i}" for i in range(n_heads)]
-    return (
-        alt.Chart(df, title=title)
-        .mark_rect()
-        .encode(
-            x=alt.X("col:O", sort=cols, title=col_title, axis=alt.Axis(labels=False, ticks=False)),
-            y=alt.Y("row:O", sort=list(rows), title=row_title, axis=alt.Axis(labelLimit=70, labelFontSize=10)),
-            color=alt.Color("head:N", scale=alt.Scale(domain=heads, range=[head_colour(i) for i in range(n_heads)]),
-                            legend=alt.Legend(orient="bottom", columns=8), title=None),
-            opacity=alt.Opacity("strength:Q", scale=alt.Scale(domain=[0, 1], range=[0.12, 1]), legend=None),
-            tooltip=["head:N", alt.Tooltip("row:O", title=row_title or "row"),
-                     alt.Tooltip("col:O", title=col_title or "col"), alt.Tooltip("value:Q", format=".3f")],
-        )
-        .properties(width="container", height=size, autosize=FIT_WIDTH)
-    )
-
-
 def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value_title: str = "",
         colours: Sequence[str] | None = None, height: int = 200) -> alt.Chart:
     """Horizontal bars, one per name, in the given colours (default: head colours)."""
@@ -134,27 +95,6 @@ def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value
         )
         .properties(width="container", height=height, autosize=FIT_WIDTH)
     )
-
-
-def spec_and_data(chart: alt.TopLevelMixin) -> tuple[dict, pd.DataFrame | None]:
-    """A chart as (Vega-Lite spec without its data, the data frame): the spec can be cached and the
-    data sent as Arrow, instead of Altair walking every row into JSON on each rerun. Layered charts
-    (small) keep their data inline and return None."""
-    if isinstance(chart, alt.Chart) and isinstance(chart.data, pd.DataFrame):
-        bare = chart.copy(deep=False)
-        bare.data = alt.Undefined
-        spec = bare.to_dict(validate=False)
-        spec.pop("data", None)       # Altair's empty placeholder; Streamlit attaches the frame
-        spec.pop("datasets", None)
-        return spec, chart.data
-    return chart.to_dict(validate=False), None
-
-
-def as_table(df: pd.DataFrame) -> pd.DataFrame:
-    """A heatmap's long-form frame back as a matrix (rows × columns, in drawing order)."""
-    rows = list(dict.fromkeys(df["row"]))
-    cols = list(dict.fromkeys(df["col"]))
-    return df.pivot(index="row", columns="col", values="value").reindex(index=rows, columns=cols)
 
 
 def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str = "", x_title: str = "",
@@ -178,3 +118,26 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str 
         )
         .properties(width="container", height=height, autosize=FIT_WIDTH)
     )
+
+
+def spec_and_data(chart: alt.TopLevelMixin) -> tuple[dict, pd.DataFrame | None]:
+    """A chart as (Vega-Lite spec without its data, the data frame): the spec can be cached and the
+    data sent as Arrow, instead of Altair walking every row into JSON on each rerun. Layered charts
+    (small) keep their data inline and return None. (Streamlit attaches such a frame to the top-level view
+    only: a chart of panels must facet by an encoding channel, as ``pipeline.head_grid`` does, not by
+    ``.facet()``, whose panels would be drawn empty.)"""
+    if isinstance(chart, alt.Chart) and isinstance(chart.data, pd.DataFrame):
+        bare = chart.copy(deep=False)
+        bare.data = alt.Undefined
+        spec = bare.to_dict(validate=False)
+        spec.pop("data", None)       # Altair's empty placeholder; Streamlit attaches the frame
+        spec.pop("datasets", None)
+        return spec, chart.data
+    return chart.to_dict(validate=False), None
+
+
+def as_table(df: pd.DataFrame) -> pd.DataFrame:
+    """A heatmap's long-form frame back as a matrix (rows × columns, in drawing order)."""
+    rows = list(dict.fromkeys(df["row"]))
+    cols = list(dict.fromkeys(df["col"]))
+    return df.pivot(index="row", columns="col", values="value").reindex(index=rows, columns=cols)

@@ -2,7 +2,7 @@
 
 Every title comes in already translated; the charts only add unit symbols (language-independent).
 The chart title is optional: the page puts it above the chart as text, which wraps on a phone.
-Colours follow mha_core.charts: Okabe–Ito for series, with a dash pattern too so lines stay apart
+Colours follow mha_core.charts.base: Okabe–Ito for series, with a dash pattern too so lines stay apart
 in greyscale and for colour-blind readers.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import altair as alt
 
-from mha_core.charts import OKABE_ITO
+from mha_core.charts.base import OKABE_ITO
 from mha_core.counts import FlopsPoint, HeadSplit, KvPoint
 from mha_core.units import bytes_unit, flops_unit, format_bytes, format_flops, format_params, params_unit
 

@@ -1,0 +1,74 @@
+"""Charts of the real-model lab: every head at once, a layer × head score map, and a minimal pair's pronoun row.
+
+Pure functions from arrays and already-translated labels to Altair charts; the page draws them with
+``render.chart(builder, *args)``, which caches on the builder and its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, bar, heatmap
+
+__all__ = ["NOUN_COLOURS", "OTHER_COLOUR", "model_view", "pair_row", "score_map"]
+
+NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
+OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
+
+
+def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, head_title: str, query_title: str,
+               key_title: str, weight_title: str) -> alt.Chart:
+    """Every layer × head of ``attn`` (L, H, n, n) as a small heatmap, in one chart that fits the container's
+    width (tooltips per cell)."""
+    n_layers, n_heads, n, _ = attn.shape
+    step = n + 1  # one empty cell between heads and between layers
+    layer, head, i, j = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in attn.shape), indexing="ij"))
+    lab = np.asarray(labels, dtype=object)
+    df = pd.DataFrame({"x": head * step + j, "y": layer * step + i, "layer": layer, "head": head,
+                       "query": lab[i], "key": lab[j], "weight": np.round(attn.ravel(), 3)})
+    df["x2"], df["y2"] = df["x"] + 1, df["y"] + 1
+
+    def axis(count: int, prefix: str) -> alt.Axis:
+        return alt.Axis(values=[k * step + n / 2 for k in range(count)], labelExpr=f"'{prefix}' + floor(datum.value / "
+                        f"{step})", grid=False, ticks=False, domain=False, labelFontSize=10)
+
+    return (
+        alt.Chart(df).mark_rect()
+        .encode(
+            x=alt.X("x:Q", axis=axis(n_heads, "H"), title=head_title, scale=alt.Scale(domain=[0, n_heads * step - 1])),
+            x2="x2:Q",
+            y=alt.Y("y:Q", axis=axis(n_layers, "L"), title=layer_title,
+                    scale=alt.Scale(domain=[0, n_layers * step - 1], reverse=True)),
+            y2="y2:Q",
+            color=alt.Color("weight:Q", scale=alt.Scale(scheme=WEIGHT_SCHEME, domain=[0, 1]), title=weight_title,
+                            legend=alt.Legend(orient="bottom")),
+            tooltip=[alt.Tooltip("layer:Q", title=layer_title), alt.Tooltip("head:Q", title=head_title),
+                     alt.Tooltip("query:N", title=query_title), alt.Tooltip("key:N", title=key_title),
+                     alt.Tooltip("weight:Q", title=weight_title, format=".3f")],
+        )
+        .properties(width="container", height=min(560, 64 * n_layers + 40), autosize=FIT_WIDTH)
+    )
+
+
+def score_map(score: np.ndarray, *, title: str, layer_title: str, head_title: str, value_title: str) -> alt.Chart:
+    """An (L, H) score as a layer × head heatmap (rows L0…, columns H0…)."""
+    rows = [f"L{i}" for i in range(score.shape[0])]
+    cols = [f"H{j}" for j in range(score.shape[1])]
+    return heatmap(score, rows, cols, title=title, row_title=layer_title, col_title=head_title,
+                   value_title=value_title, size=26 * len(rows))
+
+
+def pair_row(weights: np.ndarray, labels: Sequence[str], nouns: Sequence[Sequence[int]], *, title: str,
+             value_title: str) -> alt.Chart:
+    """The pronoun's attention ``weights`` (n,) over the sentence for one head, as bars on a fixed 0..1 axis (so the
+    two sentences compare), the pieces of each noun in ``nouns`` in that noun's colour."""
+    colours = [OTHER_COLOUR] * len(labels)
+    for k, ix in enumerate(nouns):
+        for j in ix:
+            colours[j] = NOUN_COLOURS[k]
+    chart = bar(weights, labels, title=title, value_title=value_title, colours=colours, height=18 * len(labels))
+    return chart.encode(x=alt.X("value:Q", title=value_title, scale=alt.Scale(domain=[0, 1])))
