@@ -13,16 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import altair as alt
 import numpy as np
 
-from mha_core import charts
 from mha_core.errors import LabError
 from mha_core.pretrained import word_pieces
 
 VERDICTS = ("subject", "same", "follows", "against")
-NOUN_COLOURS = (charts.OKABE_ITO[0], charts.OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
-OTHER_COLOUR = "#8C8C8C"                                    # every other token (3.3 : 1 on white)
 
 
 @dataclass(frozen=True)
@@ -86,8 +82,7 @@ def side(attentions: np.ndarray, tokens: Sequence[str], pair: MinimalPair, i: in
     pro = word_pieces(tokens, pair.pronoun)
     nouns = tuple(tuple(word_pieces(tokens, w)) for w in pair.nouns)
     if not pro or not all(nouns):
-        raise LabError("pair_words_missing", "This model's tokenizer splits {words} differently; the pair needs "
-                       "them as words.", words=", ".join((pair.pronoun, *pair.nouns)))
+        raise LabError("pair_words_missing", words=", ".join((pair.pronoun, *pair.nouns)))
     rows = attentions[:, :, pro[0], :]
     to_nouns = np.stack([rows[..., list(ix)].sum(-1) for ix in nouns], axis=-1)
     return PairSide(pair.sentences[i], tokens, pro[0], nouns, pair.referents[i], rows, to_nouns)
@@ -124,16 +119,3 @@ def most_referent_like(sides: tuple[PairSide, PairSide]) -> tuple[int, int]:
     score = sides[0].to_nouns[..., sides[0].referent]
     layer, head = np.unravel_index(int(np.argmax(score)), score.shape)
     return int(layer), int(head)
-
-
-def row_chart(s: PairSide, layer: int, head: int, labels: Sequence[str], *, title: str,
-              value_title: str) -> alt.Chart:
-    """The pronoun's attention over the sentence for one head, as bars on a fixed 0..1 axis (so the two
-    sentences compare), the two nouns in their own colours."""
-    colours = [OTHER_COLOUR] * len(labels)
-    for k, ix in enumerate(s.nouns):
-        for j in ix:
-            colours[j] = NOUN_COLOURS[k]
-    chart = charts.bar(s.rows[layer, head], labels, title=title, value_title=value_title, colours=colours,
-                       height=18 * len(labels))
-    return chart.encode(x=alt.X("value:Q", title=value_title, scale=alt.Scale(domain=[0, 1])))

@@ -75,3 +75,8 @@ def bytes_unit(n: float) -> Unit:
 def flops_unit(n: float) -> Unit:
     """The unit to put FLOP counts up to n on a chart axis."""
     return pick_unit(n, 1000, FLOP_UNITS)
+
+
+def head_name(layer: int, head: int) -> str:
+    """"L2·H5": one head of a multi-layer model, the same in every language and short enough for a phone."""
+    return f"L{layer}·H{head}"

@@ -1,4 +1,4 @@
-"""The heads page through AppTest in both languages, its helpers (mha_core.toy.lab), the training cache and charts.
+"""The heads page through AppTest in both languages, its helpers (mha_core.toy), the training cache and charts.
 
 Every figure the page shows is recomputed here straight from mha_core.toy and compared.
 """
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
 
@@ -15,7 +17,8 @@ import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from apphelpers import open_page, shown_text
-from mha_core import toy_charts
+from mha_core import toy
+from mha_core.charts import toy as toy_charts
 from mha_core.errors import LabError
 from mha_core.i18n import LANGS, translate
 from mha_core.markdown import escape_params
@@ -23,7 +26,6 @@ from mha_core.toy import (
     held_out_batch,
     importance,
     inspect_sequence,
-    lab,
     load_default,
     mask_without,
     pruning_curve,
@@ -32,13 +34,13 @@ from mha_core.toy import (
     score_model,
     train_recipe,
 )
-from mha_core.toy.scores import induction_keys
+from mha_core.ui import heads as ui
 from mha_core.ui.heads import RunCache, toggle_key
 from mha_core.ui.nav import spec
 
 SCRIPT = spec("heads").script
 TABS = ("model", "train", "ablate", "count")
-TINY = lab.TrainSettings(d_model=16, n_heads=2, n_layers=1, steps=25, seed=3)
+TINY = toy.TrainSettings(d_model=16, n_heads=2, n_layers=1, steps=25, seed=3)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +65,7 @@ def curve(model, batch, imp):
 
 def open_tab(tab: str, lang: str = "en", **state: object):
     """The heads page with ``tab`` selected (the tabs rerun on change and only the open one is drawn)."""
-    return open_page(SCRIPT, lang, heads_tab=translate(lang, f"heads.tab_{tab}"), **state)
+    return open_page(SCRIPT, lang, **{ui.TAB_KEY: translate(lang, f"heads.tab_{tab}")}, **state)
 
 
 def charts(at) -> list[tuple[str, object]]:
@@ -96,7 +98,7 @@ def test_model_view_shows_every_head_with_its_label(model, batch):
     titles = [title for title, _ in charts(at)]
     assert len(titles) == model.config.n_layers * model.config.n_heads
     for s in table.heads:
-        want = translate("en", "heads.head_title", head=f"L{s.layer} H{s.head}",
+        want = translate("en", "heads.head_title", head=f"L{s.layer}·H{s.head}",
                          label=translate("en", f"heads.label_{s.label}"))
         assert want in titles
     assert [s.label for s in table.heads].count("induction") == 4  # the measured fact the page teaches
@@ -112,7 +114,7 @@ def test_typing_a_sequence_changes_heatmaps_and_scores(model):
     text = "x y a b c d e f Q R a b c d e f"
     at.text_input(key="heads_seq").set_value(text).run()
     assert not at.exception and not at.error
-    ids = lab.parse_sequence(text)
+    ids = toy.parse_sequence(text)
     view = inspect_sequence(model, ids)
     scores = score_attention(view.attn[:, :, None], ids[None])
     shown = at.dataframe[0].value
@@ -128,13 +130,13 @@ def test_typing_a_sequence_changes_heatmaps_and_scores(model):
     assert "10 a*" in set(l1h2["row"]) and "2 a" in set(l1h2["row"])
     assert l1h2.loc[(l1h2["row"] == "10 a*") & (l1h2["col"] == "3 b"), "target"].item()
     # the induction heads copy the repeat: every copyable position is predicted right
-    right = (view.predicted[:-1] == ids[1:]) & lab.copyable(ids)[:-1]
-    assert at.metric[0].value == f"{right.sum()} / {lab.copyable(ids).sum()}" == "5 / 5"
+    right = (view.predicted[:-1] == ids[1:]) & toy.copyable(ids)[:-1]
+    assert at.metric[0].value == f"{right.sum()} / {toy.copyable(ids).sum()}" == "5 / 5"
 
 
 def test_held_out_scores_on_request(model, batch):
     at = open_tab("model")
-    at.radio(key="heads_src").set_value("held_out").run()
+    at.radio(key=ui.SRC_KEY).set_value("held_out").run()
     table = score_model(model, batch)
     np.testing.assert_allclose(at.dataframe[0].value["induction"].to_numpy(),
                                np.round(table.matrix("induction").ravel(), 3))
@@ -159,9 +161,9 @@ def test_bad_sequences_show_the_translated_message(lang, text, key, params):
 def test_generate_puts_a_seeded_sequence_with_a_repeat():
     at = open_tab("model")
     at.button[0].click().run()
-    text = at.text_input(key="heads_seq").value
-    ids = lab.generate_sequence(1)
-    assert text == lab.format_sequence(ids) and lab.repeated(ids).any()
+    text = at.text_input(key=ui.SEQ_KEY).value
+    ids = toy.generate_sequence(1)
+    assert text == toy.format_sequence(ids) and toy.repeated(ids).any()
     assert len(charts(at)[0][1]) == len(ids) ** 2
 
 
@@ -182,20 +184,57 @@ def test_switching_heads_off_changes_the_shown_loss(model, batch):
     assert group.loss / base.loss > 20
 
 
+def test_the_page_s_choices_survive_a_visit_to_another_page():
+    at = open_tab("ablate")
+    at.toggle(key=toggle_key(1, 3)).set_value(False).run()
+    at.switch_page(spec("overview").script)
+    at.run()
+    at.switch_page(SCRIPT)
+    at.run()
+    assert at.toggle(key=toggle_key(1, 3)).value is False
+    assert at.toggle(key=toggle_key(0, 0)).value is True
+
+
+def test_the_kept_defaults_match_the_shipped_model_and_the_training_form(model):
+    assert model.config == toy.DEFAULT_RECIPE.config  # KEPT's ablation switches are the shipped model's heads
+    cfg, form = model.config, toy.TrainSettings()
+    assert {k for k in ui.KEPT if k.startswith("heads_on_")} == {
+        toggle_key(la, h) for la in range(cfg.n_layers) for h in range(cfg.n_heads)}
+    assert (ui.KEPT[ui.DM_KEY], ui.KEPT[ui.H_KEY], ui.KEPT[ui.LAYERS_KEY], ui.KEPT[ui.STEPS_KEY],
+            ui.KEPT[ui.SEED_KEY]) == (form.d_model, form.n_heads, form.n_layers, form.steps, form.seed)
+
+
+def test_app_py_reads_the_kept_tables_without_loading_torch():
+    """app.py imports ui.heads and ui.real on every page (their KEPT): torch (~2.5 s) must wait for the heads page."""
+    code = ("import sys; import mha_core.ui.heads, mha_core.ui.real; "
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_the_toy_package_is_the_one_public_surface():
+    assert not hasattr(sys.modules[toy.sequence_report.__module__], "__all__")  # lab.py keeps no list of its own
+    for name in toy.__all__:
+        assert getattr(toy, name) is not None
+    assert toy.lab.TrainSettings is toy.TrainSettings and toy.ToyConfig is toy.model.ToyConfig
+    with pytest.raises(AttributeError):
+        toy.no_such_name  # noqa: B018
+
+
 def test_importance_and_pruning_agree_with_the_core(imp, curve):
     at = open_tab("ablate")
     (_, matrix), (_, pruned) = charts(at)
     np.testing.assert_allclose(matrix["value"].to_numpy(), np.round(imp.loss_increase.ravel(), 3))
     np.testing.assert_allclose(pruned["accuracy"].to_numpy(), np.round(curve.accuracy, 4))
-    k = lab.removable(curve)
+    k = toy.removable(curve)
     assert 0 < k < len(curve.order)
     assert f"{curve.accuracy[k]:.1%}" in shown_text(at)
-    assert curve.accuracy[k] >= curve.accuracy[0] - lab.PRUNE_TOLERANCE > curve.accuracy[k + 1]
+    assert curve.accuracy[k] >= curve.accuracy[0] - toy.PRUNE_TOLERANCE > curve.accuracy[k + 1]
 
 
 def test_count_tab_shows_the_shipped_sweep():
     at = open_tab("count", "zh")
-    res = json.loads(lab.HEADS_RESULT.read_text())
+    res = json.loads(toy.HEADS_RESULT.read_text())
     text = shown_text(at)
     for h, acc in res["mean_accuracy"].items():
         assert f"| {h} | {64 // int(h)} | {acc:.1%} |" in text
@@ -203,8 +242,8 @@ def test_count_tab_shows_the_shipped_sweep():
 
 
 def test_tiny_training_run_from_the_button_shows_its_loss():
-    state = {"heads_t_dm": TINY.d_model, "heads_t_h": TINY.n_heads, "heads_t_layers": TINY.n_layers,
-             "heads_t_steps": TINY.steps, "heads_t_seed": TINY.seed}
+    state = {ui.DM_KEY: TINY.d_model, ui.H_KEY: TINY.n_heads, ui.LAYERS_KEY: TINY.n_layers,
+             ui.STEPS_KEY: TINY.steps, ui.SEED_KEY: TINY.seed}
     at = open_tab("train", **state)
     assert translate("en", "heads.train_hint") in shown_text(at) or translate("en", "heads.cached") in shown_text(at)
     at.button[0].click().run()
@@ -221,32 +260,32 @@ def test_tiny_training_run_from_the_button_shows_its_loss():
 
 
 def test_head_choices_follow_d_model():
-    at = open_tab("train", heads_t_dm=16, heads_t_h=16)
+    at = open_tab("train", **{ui.DM_KEY: 16, ui.H_KEY: 16})
     assert not at.exception
-    assert [int(o) for o in at.select_slider(key="heads_t_h").options] == [1, 2, 4]
-    assert at.select_slider(key="heads_t_h").value == 4
+    assert [int(o) for o in at.select_slider(key=ui.H_KEY).options] == [1, 2, 4]
+    assert at.select_slider(key=ui.H_KEY).value == 4
 
 
-# ---- mha_core.toy.lab ------------------------------------------------------------------------------
+# ---- mha_core.toy (lab) ----------------------------------------------------------------------------
 
 def test_symbols_map_ids_one_to_one_and_round_trip():
-    assert len(set(lab.SYMBOLS)) == 64
-    assert list(lab.parse_sequence("0 9 a z A Z # @")) == [0, 9, 10, 35, 36, 61, 62, 63]
-    assert list(lab.parse_sequence("12, 63，c")) == [12, 63, 12]  # a digit group is one id; c is id 12
-    assert list(lab.parse_sequence("hello")) == [17, 14, 21, 21, 24]
-    ids = lab.generate_sequence(5)
-    assert np.array_equal(lab.parse_sequence(lab.format_sequence(ids)), ids)
+    assert len(set(toy.SYMBOLS)) == 64
+    assert list(toy.parse_sequence("0 9 a z A Z # @")) == [0, 9, 10, 35, 36, 61, 62, 63]
+    assert list(toy.parse_sequence("12, 63，c")) == [12, 63, 12]  # a digit group is one id; c is id 12
+    assert list(toy.parse_sequence("hello")) == [17, 14, 21, 21, 24]
+    ids = toy.generate_sequence(5)
+    assert np.array_equal(toy.parse_sequence(toy.format_sequence(ids)), ids)
 
 
 def test_copyable_and_labels_mark_the_repeat():
-    ids = lab.parse_sequence("a b c x a b c")
-    assert list(lab.repeated(ids)) == [False] * 4 + [True] * 3
-    assert list(lab.copyable(ids)) == [False] * 4 + [True, True, False]
-    assert lab.position_labels(ids)[4] == "4 a*"
+    ids = toy.parse_sequence("a b c x a b c")
+    assert list(toy.repeated(ids)) == [False] * 4 + [True] * 3
+    assert list(toy.copyable(ids)) == [False] * 4 + [True, True, False]
+    assert toy.position_labels(ids)[4] == "4 a*"
 
 
 def test_sequence_without_repeat_has_no_induction_score(model):
-    rep = lab.sequence_report(model, lab.parse_sequence("a b c d e f"))
+    rep = toy.sequence_report(model, toy.parse_sequence("a b c d e f"))
     assert not rep.has_repeat and rep.total == 0
     assert np.isnan(rep.scores.matrix("induction")).all()
     assert rep.scores.matrix("previous_token")[0, 0] > 0.4
@@ -254,33 +293,33 @@ def test_sequence_without_repeat_has_no_induction_score(model):
 
 def test_settings_are_capped():
     with pytest.raises(LabError) as err:
-        lab.TrainSettings(steps=lab.MAX_STEPS + 1)
+        toy.TrainSettings(steps=toy.MAX_STEPS + 1)
     assert err.value.key == "toy_limit"
     with pytest.raises(LabError):
-        lab.TrainSettings(d_model=256)
+        toy.TrainSettings(d_model=256)
     with pytest.raises(LabError) as err:
-        lab.TrainSettings(d_model=16, n_heads=3).recipe()
+        toy.TrainSettings(d_model=16, n_heads=3).recipe()
     assert err.value.key == "h_divides"
 
 
 def test_snapshot_steps_are_seen_by_the_callback():
-    assert lab.snapshot_steps(300) == (1, 75, 150, 300)
-    assert lab.snapshot_steps(25) == (1, 25)
-    run = lab.train_run(TINY)
+    assert toy.snapshot_steps(300) == (1, 75, 150, 300)
+    assert toy.snapshot_steps(25) == (1, 25)
+    run = toy.train_run(TINY)
     assert [s.step for s in run.snapshots] == [1, 25]
     assert [p.step for p in run.points] == [1, 25]
     assert run.snapshots[0].attn.shape == (1, 2, 24, 24)
 
 
 def test_run_cache_trains_each_setting_once_even_when_asked_twice_at_once(monkeypatch):
-    calls: list[lab.TrainSettings] = []
+    calls: list[toy.TrainSettings] = []
 
     def fake_train(settings, on_point):
         calls.append(settings)
         time.sleep(0.2)
         return f"run {settings.seed}"
 
-    monkeypatch.setattr(lab, "train_run", fake_train)
+    monkeypatch.setattr(toy, "train_run", fake_train)
     cache = RunCache(size=2)
     results, waits = [], []
     threads = [threading.Thread(target=lambda: results.append(cache.run(TINY, print, lambda: waits.append(1))))
@@ -292,27 +331,27 @@ def test_run_cache_trains_each_setting_once_even_when_asked_twice_at_once(monkey
     assert calls == [TINY] and results == ["run 3"] * 3
     # different settings queue behind the single training slot; the oldest run is dropped past `size`
     for seed in (4, 5):
-        cache.run(lab.TrainSettings(seed=seed), print, lambda: None)
-    assert cache.get(TINY) is None and cache.get(lab.TrainSettings(seed=5)) == "run 5"
+        cache.run(toy.TrainSettings(seed=seed), print, lambda: None)
+    assert cache.get(TINY) is None and cache.get(toy.TrainSettings(seed=5)) == "run 5"
 
 
 def test_heads_result_loads_and_missing_file_is_a_lab_error(tmp_path):
-    res = lab.load_heads_result()
+    res = toy.load_heads_result()
     assert res.heads == (1, 2, 4, 8, 16) and len(res.runs) == 15
     assert res.task == "registers" and res.mean_accuracy[1] < res.mean_accuracy[2] < res.mean_accuracy[4]
     with pytest.raises(LabError) as err:
-        lab.load_heads_result(tmp_path / "nope.json")
+        toy.load_heads_result(tmp_path / "nope.json")
     assert err.value.key == "toy_result_missing"
 
 
 # ---- charts ----------------------------------------------------------------------------------------
 
 def test_charts_are_valid_vega_lite(model, imp, curve):
-    ids = lab.generate_sequence(0)
+    ids = toy.generate_sequence(0)
     view = inspect_sequence(model, ids)
-    res = lab.load_heads_result()
+    res = toy.load_heads_result()
     built = [
-        toy_charts.attention_map(view.attn[1, 0], lab.position_labels(ids), induction_keys(ids[None])[0]),
+        toy_charts.attention_map(view.attn[1, 0], toy.position_labels(ids), toy.induction_keys(ids[None])[0]),
         toy_charts.loss_curve([1, 2, 3], [4.1, 3.0, 1.0], max_step=3),
         toy_charts.score_curves([1, 25], [0.1, 0.5], [0.0, 0.9], max_step=25, names=("p", "i"),
                                 thresholds=(0.4, 0.5)),

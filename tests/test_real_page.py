@@ -13,6 +13,9 @@ from mha_core import minimal_pair as M
 from mha_core import pretrained as P
 from mha_core.i18n import LANGS, translate
 from mha_core.markdown import escape
+from mha_core.ui import real as R
+from mha_core.ui.nav import spec
+from mha_core.units import head_name
 
 PAGE = "pages/real.py"
 
@@ -47,7 +50,7 @@ def test_the_model_line_shows_the_source_as_plain_text_without_code_in_a_caption
 def test_a_typed_sentence_changes_the_view():
     at = open_page(PAGE, "en")
     before = shown_text(at)
-    at.text_input(key="real_sentence").set_value("Birds sing at dawn.").run()
+    at.text_input(key=R.SENTENCE_KEY).set_value("Birds sing at dawn.").run()
     assert not at.exception
     after = shown_text(at)
     assert after != before
@@ -56,25 +59,25 @@ def test_a_typed_sentence_changes_the_view():
 
 def test_an_example_fills_the_sentence():
     at = open_page(PAGE, "en")
-    at.selectbox(key="real_example").set_value(1).run()
-    assert at.text_input(key="real_sentence").value == P.EXAMPLES[1].sentence
+    at.selectbox(key=R.EXAMPLE_KEY).set_value(1).run()
+    assert at.text_input(key=R.SENTENCE_KEY).value == P.EXAMPLES[1].sentence
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_unknown_model_id_says_so_and_the_page_stays_usable(lang):
     at = open_page(PAGE, lang)
     name = "no-such-org/no-such-model-for-mha-lab"
-    at.text_input(key="real_model").set_value(name).run()
+    at.text_input(key=R.MODEL_KEY).set_value(name).run()
     assert not at.exception
     assert [e.value for e in at.error] == [translate(lang, "errors.model_not_found", name=escape(name))]
     assert translate(lang, "real.fallback", name=P.PACKAGED) in shown_text(at)
-    at.text_input(key="real_sentence").set_value("Rain fell on the roof.").run()
+    at.text_input(key=R.SENTENCE_KEY).set_value("Rain fell on the roof.").run()
     assert not at.exception and "`roof`" in shown_text(at)
 
 
 def test_missing_directory_says_so():
     at = open_page(PAGE, "en")
-    at.text_input(key="real_model").set_value("/no/such/model/folder").run()
+    at.text_input(key=R.MODEL_KEY).set_value("/no/such/model/folder").run()
     assert not at.exception
     assert at.error[0].value == translate("en", "errors.model_dir_missing", name=escape("/no/such/model/folder"))
 
@@ -83,23 +86,43 @@ def test_switching_a_head_off_moves_the_sentence_and_the_head_view_follows():
     at = open_page(PAGE, "en")
     label = translate("en", "real.cosine")
     assert next(m for m in at.metric if m.label == label).value == "1.0000"
-    at.multiselect(key="real_off").set_value([2, 14]).run()
+    at.multiselect(key=R.OFF_KEY).set_value([2, 14]).run()
     assert not at.exception
     assert float(next(m for m in at.metric if m.label == label).value) < 1.0
-    at.selectbox(key="real_layer").set_value(3).run()
-    at.selectbox(key="real_head").set_value(5).run()
+    at.selectbox(key=R.LAYER_KEY).set_value(3).run()
+    at.selectbox(key=R.HEAD_KEY).set_value(5).run()
     titles = [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")]
     assert translate("en", "real.head_title", name="L3·H5") in titles, titles
 
 
+def test_the_head_view_and_switched_off_heads_survive_a_visit_to_another_page():
+    at = open_page(PAGE, "en")
+    at.selectbox(key=R.LAYER_KEY).set_value(2).run()
+    at.multiselect(key=R.OFF_KEY).set_value([4]).run()
+    at.selectbox(key=R.KIND_KEY).set_value("pick").run()
+    at.selectbox(key=R.PICK_TO_KEY).set_value(1).run()
+    at.switch_page(spec("overview").script)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key=R.LAYER_KEY).value == 2 and at.multiselect(key=R.OFF_KEY).value == [4]
+    assert at.selectbox(key=R.KIND_KEY).value == "pick" and at.selectbox(key=R.PICK_TO_KEY).value == 1
+
+
+def test_one_head_name_in_both_labs():
+    assert head_name(3, 5) == "L3·H5"
+    assert translate("en", "heads.head_title", head=head_name(0, 1), label="x").startswith("L0·H1")
+
+
 def test_token_to_word_probe_opens_on_the_example_pronoun():
     at = open_page(PAGE, "zh")
-    at.selectbox(key="real_kind").set_value("pick").run()
+    at.selectbox(key=R.KIND_KEY).set_value("pick").run()
     assert not at.exception and not at.error
-    tokens = at.selectbox(key="real_pick_from").options
-    assert tokens[at.selectbox(key="real_pick_from").index].endswith(" it")
-    assert tokens[at.selectbox(key="real_pick_to").index].endswith(" animal")
-    assert "coref" not in " ".join(at.selectbox(key="real_kind").options).lower()
+    tokens = at.selectbox(key=R.PICK_FROM_KEY).options
+    assert tokens[at.selectbox(key=R.PICK_FROM_KEY).index].endswith(" it")
+    assert tokens[at.selectbox(key=R.PICK_TO_KEY).index].endswith(" animal")
+    assert "coref" not in " ".join(at.selectbox(key=R.KIND_KEY).options).lower()
 
 
 # --- the minimal pair (issue 13, item 2) ---
@@ -124,7 +147,7 @@ def test_the_minimal_pair_shows_both_sentences_side_by_side(lang):
         assert translate(lang, "real.pair_means", pronoun="it", noun=noun) in [c.value for c in at.columns[col].caption]
         labels = [m.label for m in at.columns[col].metric]
         assert labels == [translate(lang, "real.pair_weight", pronoun="it", noun=n) for n in pair.nouns]
-    layer, head = at.selectbox(key="real_pair_layer").value, at.selectbox(key="real_pair_head").value
+    layer, head = at.selectbox(key=R.PAIR_LAYER_KEY).value, at.selectbox(key=R.PAIR_HEAD_KEY).value
     verdict = translate(lang, "real.pair_verdict_subject", head=f"L{layer}·H{head}", pronoun="it", noun0="animal",
                         noun1="animal", a=0, b=0, ref0="animal", ref1="street")
     assert any(i.value.startswith(verdict[:20]) for i in at.info), [i.value for i in at.info]
@@ -136,11 +159,11 @@ def test_the_minimal_pair_shows_both_sentences_side_by_side(lang):
 
 def test_the_other_pair_and_another_head():
     at = open_page(PAGE, "en")
-    at.radio(key="real_pair").set_value(1).run()
+    at.radio(key=R.PAIR_KEY).set_value(1).run()
     assert not at.exception
     _pair_columns(at, M.PAIRS[1])
-    at.selectbox(key="real_pair_layer").set_value(0).run()
-    at.selectbox(key="real_pair_head").set_value(0).run()
+    at.selectbox(key=R.PAIR_LAYER_KEY).set_value(0).run()
+    at.selectbox(key=R.PAIR_HEAD_KEY).set_value(0).run()
     assert not at.exception
     titles = [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")]
     assert titles.count(translate("en", "real.pair_chart", head="L0·H0", pronoun="it")) == 2, titles
@@ -151,7 +174,7 @@ def test_the_other_pair_and_another_head():
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_256_character_model_name_is_a_message_not_a_crash(lang):
     at = open_page(PAGE, lang)
-    at.text_input(key="real_model").set_value("m" * 256).run()
+    at.text_input(key=R.MODEL_KEY).set_value("m" * 256).run()
     assert not at.exception, at.exception
     assert at.error[0].value == translate(lang, "errors.model_name_long", max=P.MAX_NAME_CHARS, n=256)
     assert translate(lang, "real.fallback", name=P.PACKAGED) in shown_text(at)
@@ -160,13 +183,34 @@ def test_a_256_character_model_name_is_a_message_not_a_crash(lang):
 def test_a_markdown_model_name_is_escaped_and_renders_no_image():
     at = open_page(PAGE, "en")
     name = "![i](http://127.0.0.1:9/x.png)"
-    at.text_input(key="real_model").set_value(name).run()
+    at.text_input(key=R.MODEL_KEY).set_value(name).run()
     assert not at.exception
     body = at.error[0].proto.body
     assert "\\!\\[i\\]\\(http" in body and "![i](" not in body
     html = MarkdownIt("commonmark").render(body)
     assert "<img" not in html and "<a " not in html and "x.png" in html
     for other in ("![i](x.png)", "**bold**"):
-        at.text_input(key="real_model").set_value(other).run()
+        at.text_input(key=R.MODEL_KEY).set_value(other).run()
         html = MarkdownIt("commonmark").render(at.error[0].proto.body)
         assert "<img" not in html and "<strong>" not in html and "<em>" not in html
+
+
+def test_the_real_lab_s_charts_are_valid_vega_lite():
+    import numpy as np
+
+    from mha_core.charts import real as charts
+
+    rng = np.random.default_rng(0)
+    attn = rng.random((2, 3, 4, 4))
+    labels = ("a", "b", "c", "d")
+    built = [
+        charts.model_view(attn / attn.sum(-1, keepdims=True), labels, layer_title="L", head_title="H",
+                          query_title="q", key_title="k", weight_title="w"),
+        charts.score_map(attn[..., 0, 0], title="t", layer_title="L", head_title="H", value_title="v"),
+        charts.pair_row(attn[0, 0, 0], labels, ((1,), (3,)), title="t", value_title="w"),
+    ]
+    for chart in built:
+        assert chart.to_dict(validate=True)["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+    row = built[2].to_dict()
+    colours = row["encoding"]["color"]["scale"]["range"]
+    assert colours == [charts.OTHER_COLOUR, charts.NOUN_COLOURS[0], charts.OTHER_COLOUR, charts.NOUN_COLOURS[1]]

@@ -9,11 +9,10 @@ import pytest
 import torch
 
 from apphelpers import open_page, shown_text
-from mha_core import counts
+from mha_core import counts, toy
 from mha_core.errors import LabError
 from mha_core.i18n import LANGS, translate
 from mha_core.toy import __main__ as cli
-from mha_core.toy import lab
 from mha_core.toy.data import data_rng
 from mha_core.toy.experiment import COMMAND, HEADS, SEEDS, HeadsResult, RunResult
 from mha_core.toy.model import ToyTransformer
@@ -57,7 +56,7 @@ def batch():
 
 @pytest.fixture(scope="module")
 def shipped() -> HeadsResult:
-    return lab.load_heads_result()
+    return toy.load_heads_result()
 
 
 # ---- the generator -----------------------------------------------------------------------------------
@@ -118,7 +117,7 @@ def test_the_places_to_read_are_chosen_by_content_not_by_a_fixed_offset(batch):
 
 def test_format_registers_reads_like_assignments():
     assert format_registers(np.array([0, 7, 12, 9]), TASK) == ["a=0", "b=3", "?", "c=1"]
-    steps = lab.register_example(0)
+    steps = toy.register_example(0)
     assert len(steps) == TASK.n_ctx and any(s.startswith("?→a=") for s in steps)
 
 
@@ -166,7 +165,7 @@ def test_shipped_file_has_the_whole_curve_with_equal_parameter_counts(shipped):
 
 
 def test_json_written_by_the_experiment_matches_its_stats():
-    data = json.loads(lab.HEADS_RESULT.read_text())
+    data = json.loads(toy.HEADS_RESULT.read_text())
     for h, s in data["stats"].items():
         accs = [r["accuracy"] for r in data["runs"] if r["n_heads"] == int(h)]
         assert s["mean"] == pytest.approx(np.mean(accs)) == pytest.approx(data["mean_accuracy"][h])
@@ -209,10 +208,10 @@ def test_cli_experiment_writes_the_task_file(tmp_path, monkeypatch, capsys):
     assert cli.main(["experiment", "--out", str(tmp_path / "r.json")]) == 0
     assert cli.main(["experiment", "--task", "copy"]) == 0
     assert asked == ["registers", "copy"]
-    again = lab.load_heads_result(tmp_path / "r.json")
+    again = toy.load_heads_result(tmp_path / "r.json")
     assert again.mean_accuracy == {1: 0.5, 2: 0.75} and again.stats()[2].mean == 0.75
     assert (tmp_path / "copy.json").is_file()
-    assert cli.EXPERIMENT_OUT["registers"] == lab.HEADS_RESULT
+    assert cli.EXPERIMENT_OUT["registers"] == toy.HEADS_RESULT
     capsys.readouterr()
 
 
@@ -230,7 +229,7 @@ def test_count_tab_renders_the_whole_curve_from_the_file(lang, shipped):
     assert "{" not in text  # every placeholder filled
     codes = [c.value for c in at.code]
     assert shipped.command in codes
-    assert " ".join(lab.register_example(0)) in [" ".join(c.split()) for c in codes]
+    assert " ".join(toy.register_example(0)) in [" ".join(c.split()) for c in codes]
     titles = [json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")]
     for h in (1, 2, enough):
         assert translate(lang, "heads.count_heads_h", h=h, d_head=shipped.d_model // h) in titles

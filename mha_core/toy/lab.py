@@ -1,5 +1,7 @@
 """What the heads page computes, without Streamlit: typed sequences, one sequence's scores, a training run
 with live points and attention snapshots, the pruning answer, and the shipped heads-vs-accuracy file.
+
+Its public names are exported by ``mha_core.toy`` (the lab's one public surface); import them from there.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 
 from mha_core.errors import LabError
 from mha_core.toy.ablation import PruningCurve
+from mha_core.toy.config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 from mha_core.toy.data import data_rng, make_batch
 from mha_core.toy.evaluate import (
     RepeatMetrics,
@@ -25,7 +28,7 @@ from mha_core.toy.evaluate import (
     score_model,
 )
 from mha_core.toy.experiment import COMMAND, HeadsResult, RunResult
-from mha_core.toy.model import ToyConfig, ToyTransformer
+from mha_core.toy.model import ToyTransformer
 from mha_core.toy.registers import DEFAULT_TASK, RegisterTask, example_steps
 from mha_core.toy.scores import (
     HeadScores,
@@ -38,16 +41,8 @@ from mha_core.toy.scores import (
     score_attention,
     self_score,
 )
-from mha_core.toy.train import DEFAULT_RECIPE, TrainHistory, TrainRecipe, train_recipe
+from mha_core.toy.train import TrainHistory, train_recipe
 from mha_core.toy.weights import ASSETS
-
-__all__ = [
-    "SYMBOLS", "MAX_SEQ", "PAGE_STREAM", "D_MODELS", "HEAD_CHOICES", "LAYER_CHOICES", "MAX_STEPS", "STEP_SIZE",
-    "MIN_D_HEAD", "EVERY", "PRUNE_TOLERANCE", "HEADS_RESULT", "symbol", "parse_sequence", "format_sequence",
-    "generate_sequence", "repeated", "copyable", "position_labels", "sequence_scores", "SequenceReport",
-    "sequence_report", "head_choices", "TrainSettings", "ProgressPoint", "Snapshot", "TrainRun", "snapshot_steps",
-    "train_run", "removable", "load_heads_result", "register_example",
-]
 
 SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ#@"  # id i is drawn as SYMBOLS[i]
 MAX_SEQ = DEFAULT_RECIPE.config.n_ctx  # 24: the model's context
@@ -76,22 +71,19 @@ def parse_sequence(text: str, vocab_size: int = 64, max_len: int = MAX_SEQ) -> n
     for piece in (p for p in _SPLIT.split(text.strip()) if p):
         if piece.isascii() and piece.isdigit():
             if int(piece) >= vocab_size:
-                raise LabError("toy_seq_id", "Token id {value} is too large: ids run from 0 to {top}.",
-                               value=int(piece), top=vocab_size - 1)
+                raise LabError("toy_seq_id", value=int(piece), top=vocab_size - 1)
             ids.append(int(piece))
             continue
         for ch in piece:
             if ch not in SYMBOLS[:vocab_size]:
-                raise LabError("toy_seq_symbol", "“{symbol}” is not a token: use digits, letters a-z, A-Z, # or @.",
-                               symbol=ch)
+                raise LabError("toy_seq_symbol", symbol=ch)
             ids.append(SYMBOLS.index(ch))
     if not ids:
-        raise LabError("toy_seq_empty", "The sequence is empty: type some tokens or press Generate.")
+        raise LabError("toy_seq_empty")
     if len(ids) < 2:
-        raise LabError("toy_seq_short", "A single token attends only to itself: type at least 2 tokens.")
+        raise LabError("toy_seq_short")
     if len(ids) > max_len:
-        raise LabError("toy_seq_long", "The sequence has {n} tokens; the model reads at most {max}.",
-                       n=len(ids), max=max_len)
+        raise LabError("toy_seq_long", n=len(ids), max=max_len)
     return np.asarray(ids, dtype=np.int64)
 
 
@@ -189,8 +181,7 @@ class TrainSettings:
                              ("n_layers", 1, LAYER_CHOICES[-1]), ("steps", 1, MAX_STEPS), ("seed", 0, 2**31 - 1)):
             value = getattr(self, name)
             if not lo <= value <= hi:
-                raise LabError("toy_limit", "{name} must lie between {lo} and {hi} (got {value}).",
-                               name=name, lo=lo, hi=hi, value=value)
+                raise LabError("toy_limit", name=name, lo=lo, hi=hi, value=value)
 
     def recipe(self) -> TrainRecipe:
         """The full recipe (raises LabError when d_model cannot be cut into n_heads heads)."""
@@ -285,8 +276,7 @@ def load_heads_result(path: Path = HEADS_RESULT) -> HeadsResult:
     """The shipped heads-vs-accuracy sweep (written by ``python -m mha_core.toy experiment``)."""
     path = Path(path)
     if not path.is_file():
-        raise LabError("toy_result_missing", "The result file {path} is missing; run `{command}`.",
-                       path=str(path), command=COMMAND)
+        raise LabError("toy_result_missing", path=str(path), command=COMMAND)
     d = json.loads(path.read_text(encoding="utf-8"))
     names = {f.name for f in fields(RunResult)}
     runs = tuple(RunResult(**{k: v for k, v in r.items() if k in names}) for r in d["runs"])

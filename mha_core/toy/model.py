@@ -9,7 +9,7 @@ residual stream, so "the input of layer L" is one unambiguous matrix the page ca
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -17,56 +17,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from mha_core.errors import LabError
+from mha_core.toy.config import ToyConfig
 
 __all__ = ["ToyConfig", "ToyOutput", "LayerWeights", "ToyTransformer", "layer_weights", "full_head_mask"]
-
-
-@dataclass(frozen=True)
-class ToyConfig:
-    """Shape of the toy model and of the data it is trained on (seed fixes the initial weights)."""
-
-    vocab_size: int = 64
-    n_ctx: int = 24
-    d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 2
-    mlp: bool = False
-    seed: int = 0
-    min_repeat: int = 4    # shortest repeated segment in the data
-    max_repeat: int = 10   # longest repeated segment in the data
-    distinct: bool = True  # data: no token occurs twice except through the repeat (needs vocab_size >= n_ctx)
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "min_repeat"):
-            if getattr(self, name) < 1:
-                raise LabError("toy_positive", "{name} must be at least 1 (got {value}).",
-                               name=name, value=getattr(self, name))
-        if self.d_model % self.n_heads:
-            raise LabError("h_divides", "d_model = {d_model} cannot be cut into {h} equal heads.",
-                           d_model=self.d_model, h=self.n_heads)
-        if self.distinct and self.vocab_size < self.n_ctx:
-            raise LabError("toy_vocab", "Distinct tokens need vocab_size >= n_ctx (got {v} < {n}).",
-                           v=self.vocab_size, n=self.n_ctx)
-        if not 2 <= self.min_repeat <= self.max_repeat or 2 * self.max_repeat > self.n_ctx:
-            raise LabError(
-                "toy_repeat",
-                "Repeats of {lo}..{hi} tokens do not fit twice in a context of {n} tokens.",
-                lo=self.min_repeat, hi=self.max_repeat, n=self.n_ctx,
-            )
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_heads
-
-    def to_dict(self) -> dict[str, int | bool]:
-        """Plain dict (saved next to the state_dict so ``torch.load(weights_only=True)`` works)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ToyConfig:
-        """Inverse of ``to_dict``; unknown keys are ignored so old files stay loadable."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -178,15 +131,12 @@ class ToyTransformer(nn.Module):
         """Run ``idx`` (B, n) token ids; ``head_mask`` (layers, heads) of 0/1 switches heads off."""
         cfg = self.config
         if idx.ndim != 2 or not 1 <= idx.shape[1] <= cfg.n_ctx:
-            raise LabError("toy_idx", "Token ids must be (batch, n) with 1 <= n <= {n_ctx}; got {shape}.",
-                           n_ctx=cfg.n_ctx, shape=tuple(idx.shape))
+            raise LabError("toy_idx", n_ctx=cfg.n_ctx, shape=tuple(idx.shape))
         if int(idx.min()) < 0 or int(idx.max()) >= cfg.vocab_size:
-            raise LabError("toy_vocab_range", "Token ids must lie in 0..{top}; got {lo}..{hi}.",
-                           top=cfg.vocab_size - 1, lo=int(idx.min()), hi=int(idx.max()))
+            raise LabError("toy_vocab_range", top=cfg.vocab_size - 1, lo=int(idx.min()), hi=int(idx.max()))
         mask = None if head_mask is None else torch.as_tensor(head_mask, dtype=torch.float32)
         if mask is not None and tuple(mask.shape) != (cfg.n_layers, cfg.n_heads):
-            raise LabError("toy_head_mask", "The head mask must be (layers, heads) = {want}; got {got}.",
-                           want=(cfg.n_layers, cfg.n_heads), got=tuple(mask.shape))
+            raise LabError("toy_head_mask", want=(cfg.n_layers, cfg.n_heads), got=tuple(mask.shape))
         pos = torch.arange(idx.shape[1], device=idx.device)
         x = self.wte(idx) + self.wpe(pos)
         attns, inputs = [], []
@@ -210,8 +160,7 @@ def layer_weights(model: ToyTransformer, layer: int) -> LayerWeights:
     """Layer ``layer``'s W_Q, W_K, W_V, W_O as numpy, transposed from nn.Linear to ``y = x @ W``."""
     cfg = model.config
     if not 0 <= layer < cfg.n_layers:
-        raise LabError("toy_layer", "Layer {layer} does not exist; the model has {n} layers.",
-                       layer=layer, n=cfg.n_layers)
+        raise LabError("toy_layer", layer=layer, n=cfg.n_layers)
     attn = model.blocks[layer].attn
     w = attn.c_attn.weight.detach().cpu().numpy()  # (3*d_model, d_model), rows = output features
     w_q, w_k, w_v = (part.T.copy() for part in np.split(w, 3, axis=0))

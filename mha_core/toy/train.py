@@ -10,9 +10,10 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from mha_core.errors import LabError
+from mha_core.toy.config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 from mha_core.toy.data import TRAIN_STREAM, data_rng, make_batch
 from mha_core.toy.evaluate import repeat_loss
-from mha_core.toy.model import ToyConfig, ToyTransformer
+from mha_core.toy.model import ToyTransformer
 
 __all__ = ["TrainHistory", "TrainRecipe", "DEFAULT_RECIPE", "Callback", "train", "train_recipe", "TRAIN_THREADS",
            "make_optimizer"]
@@ -20,20 +21,6 @@ __all__ = ["TrainHistory", "TrainRecipe", "DEFAULT_RECIPE", "Callback", "train",
 TRAIN_THREADS = 1  # 2 threads on a busy 2-core machine ran ~10x slower (measured); 1 is also reproducible
 
 Callback = Callable[[int, float, ToyTransformer], None]
-
-
-@dataclass(frozen=True)
-class TrainRecipe:
-    """Everything that determines a trained model: same recipe -> same weights."""
-
-    config: ToyConfig = field(default_factory=ToyConfig)
-    steps: int = 300
-    batch: int = 64
-    lr: float = 1e-2
-    seed: int = 0
-
-
-DEFAULT_RECIPE = TrainRecipe()  # the recipe of the shipped weights (assets/toy/default.pt)
 
 
 @dataclass
@@ -64,8 +51,7 @@ def train(
     Runs on ``TRAIN_THREADS`` torch threads and restores the previous count afterwards.
     """
     if steps < 1 or batch < 1 or lr <= 0 or every < 1:
-        raise LabError("toy_train", "steps, batch and every must be positive and lr > 0 "
-                       "(got {steps}, {batch}, {every}, {lr}).", steps=steps, batch=batch, every=every, lr=lr)
+        raise LabError("toy_train", steps=steps, batch=batch, every=every, lr=lr)
     threads = torch.get_num_threads()
     torch.set_num_threads(TRAIN_THREADS)
     try:

@@ -1,25 +1,44 @@
-"""Streamlit bridges for the real-model page: the loaded model (cached per process), cached runs and tables."""
+"""Streamlit bridges for the real-model page: its session keys, the loaded model (cached per process), cached
+runs and tables, and the callbacks that move the head selectors."""
 
 from __future__ import annotations
 
 import re
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mha_core import charts
 from mha_core import minimal_pair as M
 from mha_core import pretrained as P
 from mha_core.errors import LabError
 from mha_core.markdown import escape
 from mha_core.ui import render
 from mha_core.ui.i18n import t
+from mha_core.units import head_name
 
-LAYER_KEY, HEAD_KEY = "real_layer", "real_head"
+EXAMPLES = (*P.EXAMPLES, *P.ZH_EXAMPLES)  # the example sentences the page offers, English first
+MODEL_KEY, SENTENCE_KEY, EXAMPLE_KEY = "real_model", "real_sentence", "real_example"
+KIND_KEY = "real_kind"                                                     # head type shown in the top table
+PICK_FROM_KEY, PICK_TO_KEY = "real_pick_from", "real_pick_to"              # "attends to this word": from -> to
+PICK_FOR_KEY = "real_pick_for"   # (model, sentence) the pick selectors were last set for
+LAYER_KEY, HEAD_KEY = "real_layer", "real_head"                            # the head view
 PAIR_KEY, PAIR_LAYER_KEY, PAIR_HEAD_KEY = "real_pair", "real_pair_layer", "real_pair_head"
 PAIR_FOR_KEY = "real_pair_for"   # (model, pair) the pair's head selectors were last set for
+CHECK_LAYER_KEY, OFF_KEY = "real_check_layer", "real_off"                  # the core check; heads switched off
+TOP_KEY = "real_top"  # prefix of the top-heads tables' selection, one per head type
+
+KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.init_state)
+    MODEL_KEY: P.PACKAGED, SENTENCE_KEY: EXAMPLES[0].sentence,
+    # None: the widget's own first option, or set by the callbacks below from the model and sentence
+    KIND_KEY: None, PICK_FROM_KEY: None, PICK_TO_KEY: None, LAYER_KEY: None, HEAD_KEY: None,
+    PAIR_KEY: None, PAIR_LAYER_KEY: None, PAIR_HEAD_KEY: None, CHECK_LAYER_KEY: None, OFF_KEY: None,
+}
+
+
+def top_key(kind: str) -> str:
+    """Session key of the top-heads table of one head type (its selected row)."""
+    return f"{TOP_KEY}_{kind}"
 
 
 @st.cache_resource(max_entries=3, show_spinner=False)
@@ -139,11 +158,6 @@ def code_span(text: str) -> str:
     return f"{fence} {text} {fence}"
 
 
-def head_name(layer: int, head: int) -> str:
-    """"L2·H5" — short enough for a phone."""
-    return f"L{layer}·H{head}"
-
-
 def open_head(layer: int, head: int) -> None:
     """Show this head in the head view."""
     st.session_state[LAYER_KEY] = layer
@@ -164,46 +178,34 @@ def ranked_table(ranked: list[P.RankedHead], key: str, score_title: str) -> None
                  hide_index=True, width="stretch")
 
 
-def score_map(score: np.ndarray, key: tuple, title: str, value_title: str) -> None:
-    """An (L, H) score as a layer × head heatmap."""
-    rows = [f"L{i}" for i in range(score.shape[0])]
-    cols = [f"H{j}" for j in range(score.shape[1])]
-    render.chart(lambda: charts.heatmap(score, rows, cols, title=title, row_title=t("real.layer"),
-                                        col_title=t("real.head"), value_title=value_title,
-                                        size=26 * len(rows)), *key)
+# --- session state the page's widgets read ---------------------------------------------------------------
+
+def use_example() -> None:
+    """on_change of the example picker: its sentence goes into the sentence box."""
+    ss = st.session_state
+    if ss.get(EXAMPLE_KEY) is not None:
+        ss[SENTENCE_KEY] = EXAMPLES[ss[EXAMPLE_KEY]].sentence
 
 
-def model_view(attn: np.ndarray, labels: list[str], titles: tuple[str, str, str, str, str]) -> alt.Chart:
-    """Every layer × head as a small heatmap, in one chart that fits the container's width (tooltips per cell).
+def default_pick(loaded: P.Loaded, r: P.Run, sentence: str) -> None:
+    """On a new model or sentence, open "attends to this word" on an example's pronoun → referent (else 1 → 2)."""
+    ss = st.session_state
+    if ss.get(PICK_FOR_KEY) != (loaded.name, sentence):
+        ex = next((e for e in EXAMPLES if e.sentence == sentence), None)
+        pro = P.word_pieces(r.tokens, ex.pronoun) if ex else []
+        ant = P.word_pieces(r.tokens, ex.antecedent) if ex else []
+        ss[PICK_FROM_KEY], ss[PICK_TO_KEY] = (pro or [1])[0], (ant or [min(2, r.n - 1)])[0]
+        ss[PICK_FOR_KEY] = (loaded.name, sentence)
 
-    ``titles``: (layer, head, query, key, weight).
-    """
-    n_layers, n_heads, n, _ = attn.shape
-    step = n + 1  # one empty cell between heads and between layers
-    layer, head, i, j = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in attn.shape), indexing="ij"))
-    lab = np.asarray(labels, dtype=object)
-    df = pd.DataFrame({"x": head * step + j, "y": layer * step + i, "layer": layer, "head": head,
-                       "query": lab[i], "key": lab[j], "weight": np.round(attn.ravel(), 3)})
-    df["x2"], df["y2"] = df["x"] + 1, df["y"] + 1
-    lt, ht, qt, kt, wt = titles
 
-    def axis(count: int, prefix: str) -> alt.Axis:
-        return alt.Axis(values=[k * step + n / 2 for k in range(count)], labelExpr=f"'{prefix}' + floor(datum.value / "
-                        f"{step})", grid=False, ticks=False, domain=False, labelFontSize=10)
+def fit_head_view(loaded: P.Loaded, first: P.RankedHead) -> None:
+    """The head view's layer and head: ``first`` on the first visit, then kept, within this model's size."""
+    ss = st.session_state
+    ss[LAYER_KEY] = min(int(first.layer if ss.get(LAYER_KEY) is None else ss[LAYER_KEY]), loaded.n_layers - 1)
+    ss[HEAD_KEY] = min(int(first.head if ss.get(HEAD_KEY) is None else ss[HEAD_KEY]), loaded.n_heads - 1)
 
-    return (
-        alt.Chart(df).mark_rect()
-        .encode(
-            x=alt.X("x:Q", axis=axis(n_heads, "H"), title=ht, scale=alt.Scale(domain=[0, n_heads * step - 1])),
-            x2="x2:Q",
-            y=alt.Y("y:Q", axis=axis(n_layers, "L"), title=lt,
-                    scale=alt.Scale(domain=[0, n_layers * step - 1], reverse=True)),
-            y2="y2:Q",
-            color=alt.Color("weight:Q", scale=alt.Scale(scheme=charts.WEIGHT_SCHEME, domain=[0, 1]), title=wt,
-                            legend=alt.Legend(orient="bottom")),
-            tooltip=[alt.Tooltip("layer:Q", title=lt), alt.Tooltip("head:Q", title=ht),
-                     alt.Tooltip("query:N", title=qt), alt.Tooltip("key:N", title=kt),
-                     alt.Tooltip("weight:Q", title=wt, format=".3f")],
-        )
-        .properties(width="container", height=min(560, 64 * n_layers + 40), autosize=charts.FIT_WIDTH)
-    )
+
+def fit_off(n_heads_total: int) -> None:
+    """Heads switched off that this model has (a smaller model drops the rest)."""
+    ss = st.session_state
+    ss[OFF_KEY] = [i for i in (ss.get(OFF_KEY) or []) if i < n_heads_total]
