@@ -3,22 +3,23 @@
 import streamlit as st
 
 from mha_core.i18n import lang_from_locale
-from mha_core.ui import classroom, frame, sidebar, state, t, url
+from mha_core.settings import LANG
+from mha_core.ui import classroom, cost, frame, heads, pipeline, present, quiz, real, sidebar, state, t, teacher, url
 from mha_core.ui.nav import available_pages, spec
 
 st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
 
 url.restore()  # a shared link's settings win over defaults
-if "lang" not in st.session_state:
-    st.session_state["lang"] = lang_from_locale(st.context.locale)
-state.init_state()
+if LANG.key not in st.session_state:  # the browser's language, unless a link chose one
+    st.session_state[LANG.key] = lang_from_locale(st.context.locale)
+state.init_state(sidebar.KEPT, pipeline.KEPT, cost.KEPT, heads.KEPT, real.KEPT, classroom.KEPT, teacher.KEPT, quiz.KEPT)
 
 specs = available_pages()
 sections: dict[str, list[st.Page]] = {}
 for p in specs:
     page = st.Page(p.script, title=t(f"nav.{p.key}"), icon=p.icon, url_path=p.key, default=p.key == "overview")
     sections.setdefault(t(p.section), []).append(page)
-presenting = classroom.presenting()  # the projector: large type, no sidebar, previous / next
+presenting = present.presenting()  # the projector: large type, no sidebar, previous / next
 current = st.navigation(sections, position="hidden" if presenting else "sidebar", expanded=True)
 current_key = current.url_path or "overview"  # the default page's url_path is ""
 
@@ -30,5 +31,5 @@ if not presenting:
         sidebar.pipeline_controls()
 url.write(pipeline)
 url.notice()
-classroom.presentation(current_key)
+present.presentation(current_key)
 frame.run(current)

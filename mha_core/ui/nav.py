@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 class PageSpec:
     """One page: its stable key (URL path, i18n prefix ``nav.<key>``), script and section.
 
-    The script is ``pages/<key>.py`` and starts with ``frame.ensure()`` (see mha_core/ui/frame.py).
+    The script is ``pages/<key>.py``; its first call is ``render.page_header(key)`` (see mha_core/ui/frame.py).
     """
 
     key: str
