@@ -1,0 +1,56 @@
+"""The cold path, as a user meets it: a fresh server whose very first request is a deep link to a page.
+
+Streamlit 1.67 runs ``pages/<key>.py`` alone on a fresh process's first run (the legacy ``pages/`` folder mode);
+mha_core/ui/frame.py runs app.py in place. Here every page, in each language, is the first request of its own
+server: the page must be drawn once, inside the frame (sidebar language switch), with no exception and no
+"page not found".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server, wait_ready
+from mha_core.i18n import LANGS, translate
+from mha_core.ui.nav import available_pages
+
+pytestmark = pytest.mark.e2e
+PAGES = [p.key for p in available_pages()]
+DEFAULT = "overview"  # app.py's default page lives at "/"
+
+
+@pytest.fixture(scope="module")
+def chromium(server):  # noqa: ARG001 - the session server fixture checks for the browser first
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.mark.parametrize("key", PAGES)
+def test_a_deep_link_as_a_fresh_servers_first_request_runs_inside_the_frame(chromium, key):
+    """One fresh server per page; a browser in each language opens the deep link at once (both connect within
+    milliseconds, long before the first run has imported the lab and reached st.navigation)."""
+    path = "" if key == DEFAULT else key
+    proc, base = start_server()
+    try:
+        tabs = {}
+        for lang in LANGS:
+            context = chromium.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+            tabs[lang] = context.new_page()
+            tabs[lang].goto(f"{base}/{path}?lang={lang}", wait_until="commit")
+        for lang, page in tabs.items():
+            wait_ready(page)
+            titles = page.locator('[data-testid="stMain"] h1')
+            assert titles.count() == 1, lang
+            assert titles.first.inner_text().strip() == translate(lang, f"{key}.title").replace("**", "").strip()
+            # the frame's language switch (a widget's code may load a moment after the run has finished)
+            page.locator('[data-testid="stSidebar"] [role="radiogroup"]').first.wait_for(timeout=30_000)
+            assert page.locator('[data-testid="stException"]').count() == 0, lang
+            assert "not found" not in page.locator("body").inner_text().lower(), lang
+            assert page.url.split("?")[0] == f"{base}/{path}", lang
+            page.context.close()
+    finally:
+        stop_server(proc)
