@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -43,6 +44,7 @@ from mha_core.classroom.schema import answers, classes, migrate, progress, stude
 from mha_core.errors import LabError
 
 BUSY_TIMEOUT_MS = 5000
+WRITE_QUEUE_S = 30.0  # how long a write waits for its turn among this process's writers (SQLite)
 _IMMEDIATE = "mha_sqlite_immediate"  # execution option: this transaction writes
 PG_TIMEOUT_S = 2.0  # PostgreSQL connect and statement timeout: a quiz click waits at most about this long
 
@@ -194,6 +196,10 @@ class Storage:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._file = _file_identity(engine)
+        # SQLite: this process's writers queue here, in Python, rather than in SQLite's busy handler, which polls
+        # and lets 50 eager writers starve one past its timeout; the busy timeout then only arbitrates between
+        # processes. PostgreSQL locks rows itself.
+        self._write_turn = threading.Lock() if engine.dialect.name == "sqlite" else None
 
     @classmethod
     def open(cls, url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Storage:
@@ -234,8 +240,22 @@ class Storage:
     def writing(self) -> Iterator[Connection]:
         """A transaction (committed on leaving), after the file check; driver failures become DatabaseError."""
         self.check()
-        with _translated(), self.engine.connect().execution_options(**{_IMMEDIATE: True}) as conn, conn.begin():
+        with self._turn(), _translated(), self.engine.connect().execution_options(**{_IMMEDIATE: True}) as conn, \
+                conn.begin():
             yield conn
+
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """Wait for this process's write turn (SQLite only); DatabaseError if it does not come in WRITE_QUEUE_S."""
+        if self._write_turn is None:
+            yield
+            return
+        if not self._write_turn.acquire(timeout=WRITE_QUEUE_S):
+            raise DatabaseError("class_db_busy")
+        try:
+            yield
+        finally:
+            self._write_turn.release()
 
     # --- classes ---
 

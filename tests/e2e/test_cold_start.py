@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server, wait_ready
+from benchmarks.harness import start_server, stop_server, wait_ready
 from mha_core.i18n import LANGS, translate
 from mha_core.ui.nav import available_pages
 
@@ -19,18 +19,8 @@ PAGES = [p.key for p in available_pages()]
 DEFAULT = "overview"  # app.py's default page lives at "/"
 
 
-@pytest.fixture(scope="module")
-def chromium(server):  # noqa: ARG001 - the session server fixture checks for the browser first
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
-
-
 @pytest.mark.parametrize("key", PAGES)
-def test_a_deep_link_as_a_fresh_servers_first_request_runs_inside_the_frame(chromium, key):
+def test_a_deep_link_as_a_fresh_servers_first_request_runs_inside_the_frame(browser, key):
     """One fresh server per page; a browser in each language opens the deep link at once (both connect within
     milliseconds, long before the first run has imported the lab and reached st.navigation)."""
     path = "" if key == DEFAULT else key
@@ -38,7 +28,7 @@ def test_a_deep_link_as_a_fresh_servers_first_request_runs_inside_the_frame(chro
     try:
         tabs = {}
         for lang in LANGS:
-            context = chromium.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+            context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
             tabs[lang] = context.new_page()
             tabs[lang].goto(f"{base}/{path}?lang={lang}", wait_until="commit")
         for lang, page in tabs.items():
