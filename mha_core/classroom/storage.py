@@ -111,7 +111,7 @@ def make_engine(url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
             ms = int(PG_TIMEOUT_S * 1000)
             args = {"connect_timeout": int(PG_TIMEOUT_S),
                     "options": f"-c statement_timeout={ms} -c lock_timeout={ms}"}
-        return create_engine(u, pool_pre_ping=True, pool_size=10, max_overflow=20, pool_timeout=PG_TIMEOUT_S * 5,
+        return create_engine(u, pool_pre_ping=True, pool_size=10, max_overflow=20, pool_timeout=WRITE_QUEUE_S,
                              connect_args=args)
     if u.database and u.database != ":memory:":
         Path(u.database).parent.mkdir(parents=True, exist_ok=True)

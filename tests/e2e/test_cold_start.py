@@ -19,28 +19,29 @@ PAGES = [p.key for p in available_pages()]
 DEFAULT = "overview"  # app.py's default page lives at "/"
 
 
-@pytest.mark.parametrize("key", PAGES)
-def test_a_deep_link_as_a_fresh_servers_first_request_runs_inside_the_frame(browser, key):
-    """One fresh server per page; a browser in each language opens the deep link at once (both connect within
-    milliseconds, long before the first run has imported the lab and reached st.navigation)."""
-    path = "" if key == DEFAULT else key
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_deep_link_as_a_fresh_servers_first_request_runs_inside_the_frame(browser, lang):
+    """One fresh server per language; a tab per page opens its deep link at once, so every page is a first
+    request (all connect within a second, long before the first run has imported the lab and reached
+    st.navigation)."""
     proc, base = start_server()
     try:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
         tabs = {}
-        for lang in LANGS:
-            context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-            tabs[lang] = context.new_page()
-            tabs[lang].goto(f"{base}/{path}?lang={lang}", wait_until="commit")
-        for lang, page in tabs.items():
-            wait_ready(page)
+        for key in PAGES:
+            tabs[key] = context.new_page()
+            tabs[key].goto(f"{base}/{'' if key == DEFAULT else key}?lang={lang}", wait_until="commit")
+        for key, page in tabs.items():
+            path = "" if key == DEFAULT else key
+            wait_ready(page, timeout_ms=120_000)
             titles = page.locator('[data-testid="stMain"] h1')
-            assert titles.count() == 1, lang
+            assert titles.count() == 1, key
             assert titles.first.inner_text().strip() == translate(lang, f"{key}.title").replace("**", "").strip()
             # the frame's language switch (a widget's code may load a moment after the run has finished)
-            page.locator('[data-testid="stSidebar"] [role="radiogroup"]').first.wait_for(timeout=30_000)
-            assert page.locator('[data-testid="stException"]').count() == 0, lang
-            assert "not found" not in page.locator("body").inner_text().lower(), lang
-            assert page.url.split("?")[0] == f"{base}/{path}", lang
-            page.context.close()
+            page.locator('[data-testid="stSidebar"] [role="radiogroup"]').first.wait_for(timeout=60_000)
+            assert page.locator('[data-testid="stException"]').count() == 0, key
+            assert "not found" not in page.locator("body").inner_text().lower(), key
+            assert page.url.split("?")[0] == f"{base}/{path}", key
+        context.close()
     finally:
         stop_server(proc)
