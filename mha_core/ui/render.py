@@ -37,6 +37,18 @@ def page_header(key: str) -> None:
     st.caption(t(f"{key}.lead"))
 
 
+def flash(key: str, err: LabError) -> None:
+    """Leave a message under ``key`` for the next run (callbacks cannot draw)."""
+    st.session_state[key] = err
+
+
+def show_flash(key: str) -> None:
+    """Show the message a callback left under ``key``, once."""
+    err = st.session_state.pop(key, None)
+    if err is not None:
+        show_error(err)
+
+
 def show_error(err: LabError) -> None:
     """A translated, student-readable message instead of a traceback (user text in it escaped)."""
     st.error(t(f"errors.{err.key}", **escape_params(err.params)), icon=":material/error:")

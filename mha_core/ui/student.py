@@ -41,15 +41,13 @@ def progress_store() -> ProgressStore:
 
 
 def flash(err: LabError) -> None:
-    """Leave a message for the next run (callbacks cannot draw)."""
-    st.session_state[FLASH_KEY] = err
+    """Leave the student's message for the next run (callbacks cannot draw)."""
+    render.flash(FLASH_KEY, err)
 
 
 def show_flash() -> None:
-    """Show the message a callback left, once."""
-    err = st.session_state.pop(FLASH_KEY, None)
-    if err is not None:
-        render.show_error(err)
+    """Show the student's message a callback left, once."""
+    render.show_flash(FLASH_KEY)
 
 
 # --- membership ---

@@ -47,13 +47,11 @@ def switch_key(kind: str, class_id: int) -> str:
 
 
 def _flash(err: LabError) -> None:
-    st.session_state[FLASH_KEY] = err
+    render.flash(FLASH_KEY, err)
 
 
 def _show_flash() -> None:
-    err = st.session_state.pop(FLASH_KEY, None)
-    if err is not None:
-        render.show_error(err)
+    render.show_flash(FLASH_KEY)
 
 
 # --- the gate ---
