@@ -2,7 +2,16 @@
 dashboard figures and password checks. The Streamlit side lives in ``mha_core.ui`` (classdb, student, teacher,
 present, classroom)."""
 
-from mha_core.classroom.aggregates import Dashboard, QuestionStat, StudentScore, WrongAnswer, answers_csv, dashboard
+from mha_core.classroom.aggregates import (
+    Dashboard,
+    QuestionStat,
+    StudentScore,
+    VoteStat,
+    WrongAnswer,
+    answers_csv,
+    dashboard,
+    vote_stats,
+)
 from mha_core.classroom.auth import SESSION, SOURCE, Policy, RateLimiter, configured_password, password_matches
 from mha_core.classroom.codes import ALPHABET, BITS, new_code, normalize_code, pretty
 from mha_core.classroom.config import database_url, sqlite_url
@@ -16,6 +25,7 @@ from mha_core.classroom.storage import (
     SaveOutcome,
     Storage,
     StudentRow,
+    VoteRow,
     make_engine,
 )
 
@@ -38,6 +48,8 @@ __all__ = [
     "Storage",
     "StudentRow",
     "StudentScore",
+    "VoteRow",
+    "VoteStat",
     "WrongAnswer",
     "answers_csv",
     "clean_name",
@@ -51,4 +63,5 @@ __all__ = [
     "pretty",
     "shown_name",
     "sqlite_url",
+    "vote_stats",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mha_core.classroom.names import shown_name
-from mha_core.classroom.storage import AnswerRow, StudentRow
+from mha_core.classroom.storage import AnswerRow, StudentRow, VoteRow
 
 
 @dataclass(frozen=True)
@@ -46,12 +46,28 @@ class StudentScore:
 
 
 @dataclass(frozen=True)
+class VoteStat:
+    """One round of one class vote: how many voted and how many chose the right option."""
+
+    vote_key: str
+    round: int
+    answered: int
+    right: int
+
+    @property
+    def share(self) -> float:
+        """Share of right votes (0 when nobody voted)."""
+        return self.right / self.answered if self.answered else 0.0
+
+
+@dataclass(frozen=True)
 class Dashboard:
     """Everything the teacher sees about one class at one moment."""
 
     students: tuple[StudentScore, ...]
     questions: tuple[QuestionStat, ...]
     wrong: tuple[WrongAnswer, ...]
+    votes: tuple[VoteStat, ...] = ()  # the live lesson's votes, per key and round
 
     @property
     def answers(self) -> int:
@@ -64,10 +80,19 @@ class Dashboard:
         return sum(q.right for q in self.questions)
 
 
+def vote_stats(votes: Sequence[VoteRow]) -> tuple[VoteStat, ...]:
+    """Per vote key (in the order first voted) and round (1, then 2): votes cast and votes right."""
+    order = {k: i for i, k in enumerate(dict.fromkeys(v.vote_key for v in votes))}
+    answered = Counter((v.vote_key, v.round) for v in votes)
+    right = Counter((v.vote_key, v.round) for v in votes if v.correct)
+    return tuple(VoteStat(k, r, answered[k, r], right[k, r])
+                 for k, r in sorted(answered, key=lambda kr: (order[kr[0]], kr[1])))
+
+
 def dashboard(students: Sequence[StudentRow], rows: Sequence[AnswerRow], question_ids: Sequence[str],
-              top_wrong: int = 10) -> Dashboard:
+              top_wrong: int = 10, votes: Sequence[VoteRow] = ()) -> Dashboard:
     """Aggregate a class: questions in bank order (unknown ids after), students in joining order (names as shown:
-    bidirectional overrides neutralised)."""
+    bidirectional overrides neutralised), the live lesson's votes per key and round."""
     order = list(dict.fromkeys([*question_ids, *(r.question_id for r in rows)]))
     answered = Counter(r.question_id for r in rows)
     right = Counter(r.question_id for r in rows if r.correct)
@@ -78,7 +103,7 @@ def dashboard(students: Sequence[StudentRow], rows: Sequence[AnswerRow], questio
     per_answered = Counter(r.student_id for r in rows)
     per_right = Counter(r.student_id for r in rows if r.correct)
     scores = tuple(StudentScore(s.id, shown_name(s.name), per_answered[s.id], per_right[s.id]) for s in students)
-    return Dashboard(scores, stats, tuple(WrongAnswer(q, c, n) for (q, c), n in common))
+    return Dashboard(scores, stats, tuple(WrongAnswer(q, c, n) for (q, c), n in common), vote_stats(votes))
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -89,14 +114,20 @@ def _cell(value: object) -> object:
     return f"'{value}" if isinstance(value, str) and value.startswith(_FORMULA_START) else value
 
 
-def answers_csv(code: str, rows: Sequence[AnswerRow], titles: dict[str, str]) -> str:
-    """The class's answers as CSV (UTF-8 with BOM so spreadsheets read Chinese names), one row per answer; names
-    without bidirectional overrides, cells that could run as formulas defused."""
+def answers_csv(code: str, rows: Sequence[AnswerRow], titles: dict[str, str], votes: Sequence[VoteRow] = ()) -> str:
+    """The class's answers as CSV (UTF-8 with BOM so spreadsheets read Chinese names), one row per answer, then one
+    per vote (kind "vote": the vote key as question_id, the option index as answer, its round); names without
+    bidirectional overrides, cells that could run as formulas defused."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["class", "student", "question_id", "question", "answer", "correct", "attempts", "answered_at"])
+    writer.writerow(["class", "student", "question_id", "question", "answer", "correct", "attempts", "answered_at",
+                     "kind", "round"])
     for r in rows:
         title = titles.get(r.question_id, r.question_id)
         writer.writerow([_cell(v) for v in (code, shown_name(r.name), r.question_id, title, r.canonical,
-                                            int(r.correct), r.attempts, r.answered_at.isoformat())])
+                                            int(r.correct), r.attempts, r.answered_at.isoformat(), "answer", "")])
+    for v in votes:
+        title = titles.get(v.vote_key, v.vote_key)
+        writer.writerow([_cell(x) for x in (code, shown_name(v.name), v.vote_key, title, v.choice, int(v.correct),
+                                            "", v.voted_at.isoformat(), "vote", v.round)])
     return "\ufeff" + out.getvalue()

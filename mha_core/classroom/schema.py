@@ -83,6 +83,49 @@ limiter = Table(
     Column("version", Integer, nullable=False),
 )
 
+plans = Table(
+    "mha_plans", metadata,
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), primary_key=True),
+    Column("data", Text, nullable=False),                  # the Plan as JSON (mha_core.lesson.plan)
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+VOTE_KEY_LENGTH = 160  # "page.question." + 10 hex digits (mha_core.lesson.live.vote_key)
+PHASE_LENGTH = 16
+
+live = Table(
+    "mha_live", metadata,
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), primary_key=True),
+    Column("version", Integer, nullable=False),            # +1 per publish: followers copy when it grew
+    Column("data", Text, nullable=False),                  # the LiveState as JSON (mha_core.lesson.live)
+    # mirrors of LiveState.vote, so that a vote is checked against the open round in the same SQL statement
+    Column("vote_key", String(VOTE_KEY_LENGTH), nullable=True),
+    Column("vote_round", Integer, nullable=True),
+    Column("vote_phase", String(PHASE_LENGTH), nullable=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+votes = Table(
+    "mha_votes", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), nullable=False),
+    Column("student_id", Integer, ForeignKey("mha_students.id", ondelete="CASCADE"), nullable=False),
+    Column("vote_key", String(VOTE_KEY_LENGTH), nullable=False),
+    Column("round", Integer, nullable=False),
+    Column("choice", Integer, nullable=False),
+    Column("correct", Boolean, nullable=False),
+    Column("voted_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("class_id", "student_id", "vote_key", "round", name="uq_vote_once"),
+)
+
+presence = Table(
+    "mha_presence", metadata,
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), primary_key=True),
+    Column("student_id", Integer, ForeignKey("mha_students.id", ondelete="CASCADE"), primary_key=True),
+    Column("following", Boolean, nullable=False),
+    Column("seen_at", Float, nullable=False),              # epoch seconds (wall clock: shared by replicas)
+)
+
 
 def _wider_student_key(conn: Connection) -> None:
     """v2: student ids grew from 8 to 32 hex digits (SQLite ignores VARCHAR lengths; PostgreSQL does not)."""
@@ -92,7 +135,8 @@ def _wider_student_key(conn: Connection) -> None:
 
 # Each step upgrades version n-1 to n. Version 1 is the tables above (create_all); add steps, never edit them.
 # v2 adds mha_progress and mha_limiter (create_all makes them) and widens mha_students.key.
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None, _wider_student_key)
+# v3 adds the live lesson's mha_plans, mha_live, mha_votes and mha_presence (create_all makes them).
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None, _wider_student_key, lambda conn: None)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

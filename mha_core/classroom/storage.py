@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,9 +30,11 @@ from sqlalchemy import (
     Engine,
     Integer,
     String,
+    case,
     create_engine,
     event,
     exc,
+    func,
     literal,
     select,
 )
@@ -40,8 +43,10 @@ from sqlalchemy.engine import make_url
 
 from mha_core.classroom.codes import new_code, normalize_code
 from mha_core.classroom.names import clean_name
-from mha_core.classroom.schema import answers, classes, migrate, progress, students
+from mha_core.classroom.schema import answers, classes, live, migrate, plans, presence, progress, students, votes
 from mha_core.errors import LabError
+from mha_core.lesson.live import LiveState
+from mha_core.lesson.plan import Plan, plan_from_json, plan_to_json
 
 BUSY_TIMEOUT_MS = 5000
 WRITE_QUEUE_S = 30.0  # how long a write waits for its turn among this process's writers (SQLite)
@@ -95,6 +100,19 @@ class AnswerRow:
     correct: bool
     attempts: int
     answered_at: datetime
+
+
+@dataclass(frozen=True)
+class VoteRow:
+    """One stored class vote (one per student, vote key and round) with the student's display name."""
+
+    student_id: int
+    name: str
+    vote_key: str
+    round: int
+    choice: int
+    correct: bool
+    voted_at: datetime
 
 
 def _now() -> datetime:
@@ -446,6 +464,136 @@ class Storage:
         """Forget a student's quiz progress (start over); their class answers stay."""
         with self.writing() as conn:
             conn.execute(progress.delete().where(progress.c.key == key))
+
+    # --- the live lesson (mha_core.lesson): plan, presenter state, votes, presence ---
+
+    def save_plan(self, class_id: int, plan: Plan) -> None:
+        """Store the class's lesson plan (replacing the one before); LabError lesson_class_gone if the class is
+        no longer in the database."""
+        ins = dialect_insert(self.engine, plans)
+        stmt = ins.values(class_id=class_id, data=plan_to_json(plan), updated_at=_now()).on_conflict_do_update(
+            index_elements=["class_id"], set_={"data": ins.excluded.data, "updated_at": ins.excluded.updated_at})
+        try:
+            with self.writing() as conn:
+                conn.execute(stmt)
+        except exc.IntegrityError:  # the class is gone (foreign key)
+            raise LabError("lesson_class_gone") from None
+
+    def load_plan(self, class_id: int) -> Plan | None:
+        """The class's saved plan; None when it has none (use the default). LabError lesson_plan_bad when the stored
+        plan no longer reads (e.g. a question left the bank)."""
+        with self.reading() as conn:
+            data = conn.execute(select(plans.c.data).where(plans.c.class_id == class_id)).scalar()
+        return None if data is None else plan_from_json(data)
+
+    def publish_live(self, class_id: int, state: LiveState) -> int:
+        """Make ``state`` the class's live state; the new version (the one before + 1, 1 for the first), assigned
+        atomically so concurrent publishers never share a version. LabError lesson_class_gone without the class."""
+        vote = state.vote
+        ins = dialect_insert(self.engine, live)
+        stmt = ins.values(
+            class_id=class_id, version=1, data=state.to_json(), vote_key=vote and vote.key,
+            vote_round=vote and vote.round, vote_phase=vote and vote.phase, updated_at=_now(),
+        ).on_conflict_do_update(index_elements=["class_id"], set_={
+            "version": live.c.version + 1, "data": ins.excluded.data, "vote_key": ins.excluded.vote_key,
+            "vote_round": ins.excluded.vote_round, "vote_phase": ins.excluded.vote_phase,
+            "updated_at": ins.excluded.updated_at,
+        }).returning(live.c.version)
+        try:
+            with self.writing() as conn:
+                return int(conn.execute(stmt).scalar_one())
+        except exc.IntegrityError:  # the class is gone (foreign key)
+            raise LabError("lesson_class_gone") from None
+
+    def read_live(self, class_id: int) -> tuple[int, LiveState | None]:
+        """(version, state) of the class's live lesson: (0, None) when it was never live, (version, None) after
+        ``end_live`` (the version keeps growing, so a follower always sees a change)."""
+        with self.reading() as conn:
+            row = conn.execute(select(live.c.version, live.c.data).where(live.c.class_id == class_id)).first()
+        if row is None:
+            return 0, None
+        return row.version, (LiveState.from_json(row.data) if row.data else None)
+
+    def end_live(self, class_id: int) -> None:
+        """End the live lesson: students stop following, and open votes take no more answers."""
+        with self.writing() as conn:
+            conn.execute(live.update().where(live.c.class_id == class_id).values(
+                version=live.c.version + 1, data="", vote_key=None, vote_round=None, vote_phase=None,
+                updated_at=_now()))
+
+    def cast_vote(self, member: Member, vote_key: str, round: int, choice: int, correct: bool) -> None:  # noqa: A002
+        """Store a student's vote: one row per (class, student, vote key, round), accepted only while the class's
+        live vote has this key and round and is open and the class is open (checked in the same statement);
+        voting again while open replaces the choice. Refused: LabError vote_closed / class_closed / class_gone;
+        DatabaseError when the database fails."""
+        ins = dialect_insert(self.engine, votes)
+        vote_open = select(live.c.class_id).where(
+            live.c.class_id == member.class_id, live.c.vote_key == vote_key, live.c.vote_round == round,
+            live.c.vote_phase == "open").exists()
+        class_open = select(classes.c.id).where(classes.c.id == member.class_id, classes.c.closed.is_(False)).exists()
+        src = select(
+            literal(member.class_id, Integer), literal(member.student_id, Integer), literal(vote_key, String),
+            literal(round, Integer), literal(int(choice), Integer), literal(bool(correct), Boolean),
+            literal(_now(), DateTime(timezone=True)),
+        ).where(vote_open, class_open)
+        stmt = ins.from_select(["class_id", "student_id", "vote_key", "round", "choice", "correct", "voted_at"],
+                               src).on_conflict_do_update(
+            index_elements=["class_id", "student_id", "vote_key", "round"],
+            set_={"choice": ins.excluded.choice, "correct": ins.excluded.correct,
+                  "voted_at": ins.excluded.voted_at}).returning(votes.c.id)
+        try:
+            with self.writing() as conn:
+                stored = conn.execute(stmt).first()  # RETURNING: no row when the vote or the class refused
+                refused = None if stored is not None else self._vote_refused(conn, member)
+        except exc.IntegrityError:  # the student's row is gone (foreign key)
+            refused = _gone(member)
+        if refused is not None:
+            raise refused
+
+    def _vote_refused(self, conn: Connection, member: Member) -> LabError:
+        """Why a vote was not stored: the class is gone or closed, or else this vote is not open."""
+        row = conn.execute(select(classes.c.closed).where(classes.c.id == member.class_id,
+                                                          classes.c.code == member.code)).first()
+        if row is None or conn.execute(select(students.c.id).where(
+                students.c.id == member.student_id)).first() is None:
+            return _gone(member)
+        if row.closed:
+            return LabError("class_closed", code=member.code)
+        return LabError("vote_closed")
+
+    def votes(self, class_id: int, vote_key: str | None = None) -> tuple[VoteRow, ...]:
+        """The class's stored votes (of one vote key only, when given), oldest first."""
+        query = (select(votes, students.c.name).join(students, students.c.id == votes.c.student_id)
+                 .where(votes.c.class_id == class_id).order_by(votes.c.id))
+        if vote_key is not None:
+            query = query.where(votes.c.vote_key == vote_key)
+        with self.reading() as conn:
+            rows = conn.execute(query).all()
+        return tuple(VoteRow(r.student_id, r.name, r.vote_key, r.round, r.choice, r.correct, r.voted_at)
+                     for r in rows)
+
+    def heartbeat(self, member: Member, following: bool) -> None:
+        """Note that the student is here now, following the teacher or exploring; LabError class_gone when the
+        student's row is no longer in the database."""
+        ins = dialect_insert(self.engine, presence)
+        stmt = ins.values(class_id=member.class_id, student_id=member.student_id, following=bool(following),
+                          seen_at=time.time()).on_conflict_do_update(
+            index_elements=["class_id", "student_id"],
+            set_={"following": ins.excluded.following, "seen_at": ins.excluded.seen_at})
+        try:
+            with self.writing() as conn:
+                conn.execute(stmt)
+        except exc.IntegrityError:  # the student's (or the class's) row is gone (foreign key)
+            raise _gone(member) from None
+
+    def presence(self, class_id: int, within_s: float = 15.0) -> tuple[int, int]:
+        """(following, present): students seen in the last ``within_s`` seconds, and those of them following."""
+        since = time.time() - within_s
+        query = select(func.count(), func.coalesce(func.sum(case((presence.c.following.is_(True), 1), else_=0)), 0)
+                       ).where(presence.c.class_id == class_id, presence.c.seen_at >= since)
+        with self.reading() as conn:
+            present, following = conn.execute(query).one()
+        return int(following), int(present)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,46 @@
+"""The live lesson without Streamlit: the teacher's plan and its timer (plan), the state students follow (live)
+and the class votes' figures (votes). The Streamlit side is ``mha_core.ui.live``; storage is
+``mha_core.classroom.storage``."""
+
+from mha_core.lesson.live import FOLLOWED, PHASES, LiveState, VoteState, snapshot, vote_key
+from mha_core.lesson.plan import (
+    LESSON_PAGES,
+    MAX_MINUTES,
+    MAX_STEPS,
+    Plan,
+    Step,
+    Timer,
+    default_plan,
+    dropped,
+    moved,
+    plan_from_json,
+    plan_to_json,
+    retimed,
+    timer,
+)
+from mha_core.lesson.votes import Shift, shift, tally
+
+__all__ = [
+    "FOLLOWED",
+    "LESSON_PAGES",
+    "MAX_MINUTES",
+    "MAX_STEPS",
+    "PHASES",
+    "LiveState",
+    "Plan",
+    "Shift",
+    "Step",
+    "Timer",
+    "VoteState",
+    "default_plan",
+    "dropped",
+    "moved",
+    "plan_from_json",
+    "plan_to_json",
+    "retimed",
+    "shift",
+    "snapshot",
+    "tally",
+    "timer",
+    "vote_key",
+]

@@ -1,0 +1,143 @@
+"""The live lesson's state: what the presenter shows now, which students' screens copy it.
+
+One ``LiveState`` per class lives in the database as JSON (``Storage.publish_live`` / ``read_live``), so every
+replica serves the same lesson. Pure: no Streamlit. Vote keys are built from language-free parts and SHA-1, never
+Python's ``hash()`` (which differs per process), so every replica and every language agree on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from mha_core.errors import LabError
+from mha_core.lesson.plan import LESSON_PAGES
+from mha_core.settings import CAUSAL, D_HEAD, D_MODEL, FIXED, H_DIV, HEAD, SEED, SENTENCE, WEIGHT_MODE, H, Setting
+
+PHASES = ("open", "closed", "histogram", "revealed")  # a vote round's phase, in the order the teacher moves it
+ROUNDS = (1, 2)                                       # a vote, and the vote again after discussing
+# The settings students follow (not the language, not the tables switch: each student keeps their own).
+FOLLOWED: tuple[Setting, ...] = (H, D_HEAD, FIXED, D_MODEL, H_DIV, SENTENCE, WEIGHT_MODE, SEED, CAUSAL, HEAD)
+_KINDS: dict[str, type] = {s.key: s.kind for s in FOLLOWED}
+KEY_HASH_HEX = 10  # hex digits of SHA-1 in a vote key
+
+
+@dataclass(frozen=True)
+class VoteState:
+    """The class vote running now: its key, round (1, or 2 after "vote again"), phase, right option, options."""
+
+    key: str
+    round: int
+    phase: str
+    answer: int
+    n_options: int
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """What every following student's screen shows: the teacher's step, page, settings, vote and check."""
+
+    step: int
+    page: str
+    settings: tuple[tuple[str, object], ...]  # followed settings as (session key, value), sorted by key
+    vote: VoteState | None = None
+    questions: tuple[str, ...] = ()           # on a quiz step: the check's question ids
+    step_started_at: float = 0.0              # epoch seconds (wall clock: shared by replicas)
+    lesson_started_at: float = 0.0
+
+    def to_json(self) -> str:
+        """The state as JSON (what mha_live.data stores)."""
+        vote = None if self.vote is None else {"key": self.vote.key, "round": self.vote.round,
+                                               "phase": self.vote.phase, "answer": self.vote.answer,
+                                               "n_options": self.vote.n_options}
+        return json.dumps({"step": self.step, "page": self.page, "settings": [list(kv) for kv in self.settings],
+                           "vote": vote, "questions": list(self.questions),
+                           "step_started_at": self.step_started_at, "lesson_started_at": self.lesson_started_at},
+                          ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> LiveState:
+        """The state stored as JSON; LabError lesson_state_bad when it is malformed. Settings this version does not
+        follow are dropped (a newer replica may follow more)."""
+        try:
+            data = json.loads(text)
+            state = cls(step=_int(data["step"]), page=_page(data["page"]), settings=_settings(data["settings"]),
+                        vote=None if data.get("vote") is None else _vote(data["vote"]),
+                        questions=_strings(data.get("questions", [])),
+                        step_started_at=_epoch(data.get("step_started_at", 0.0)),
+                        lesson_started_at=_epoch(data.get("lesson_started_at", 0.0)))
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
+            raise LabError("lesson_state_bad") from None
+        return state
+
+
+def _int(value: object, low: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(value)
+    return value
+
+
+def _page(value: object) -> str:
+    if value not in LESSON_PAGES:
+        raise ValueError(value)
+    return str(value)
+
+
+def _epoch(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(value)
+    return float(value)
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(value)
+    return tuple(value)
+
+
+def _fits(kind: type, value: object) -> bool:
+    """``value`` has the setting's type exactly (an int is not a bool, a bool is not an int)."""
+    return isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+
+
+def _settings(value: object) -> tuple[tuple[str, object], ...]:
+    pairs = []
+    for item in value:  # a non-list fails here or below (TypeError / ValueError)
+        key, setting = item
+        if not isinstance(key, str):
+            raise ValueError(key)
+        if key in _KINDS:
+            if not _fits(_KINDS[key], setting):
+                raise ValueError(setting)
+            pairs.append((key, setting))
+    return tuple(sorted(dict(pairs).items()))
+
+
+def _vote(value: Mapping) -> VoteState:
+    vote = VoteState(key=value["key"], round=_int(value["round"], 1), phase=value["phase"],
+                     answer=_int(value["answer"]), n_options=_int(value["n_options"], 1))
+    if not isinstance(vote.key, str) or not vote.key or vote.round not in ROUNDS or vote.phase not in PHASES \
+            or vote.answer >= vote.n_options:
+        raise ValueError(value)
+    return vote
+
+
+def snapshot(values: Mapping[str, object]) -> tuple[tuple[str, object], ...]:
+    """The followed settings present in ``values`` (e.g. the presenter's session state), sorted by key, each as
+    its setting's type; a missing or unset (None) one is left out, so a follower keeps its own."""
+    pairs = []
+    for s in FOLLOWED:
+        value = values[s.key] if s.key in values else None
+        if value is not None:
+            pairs.append((s.key, s.kind(value)))
+    return tuple(sorted(pairs))
+
+
+def vote_key(page: str, question: str, parts: Sequence[object] = ()) -> str:
+    """A vote's stable key: ``page.question.`` + 10 hex digits of SHA-1 over ``repr`` of the language-free parts the
+    answer depends on (the same in every process, replica and language; never Python's ``hash()``)."""
+    digest = hashlib.sha1(repr(tuple(parts)).encode("utf-8"), usedforsecurity=False).hexdigest()
+    return f"{page}.{question}.{digest[:KEY_HASH_HEX]}"
