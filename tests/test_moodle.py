@@ -1,0 +1,318 @@
+"""The Moodle XML export: every question, answer and tolerance checked against the bank (both languages), the rules
+Moodle's importer applies (question/format/xml/format.php, lib/questionlib.php), and the command line."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+
+import pytest
+from markdown_it import MarkdownIt
+
+from mha_core.errors import LabError
+from mha_core.i18n import DEFAULT_LANG, LANGS, translate
+from mha_core.quiz import Kind, Question, canonical_number, grade, load_questions
+from mha_core.quiz.__main__ import main
+from mha_core.quiz.bank import structure
+from mha_core.quiz.generate import generate
+from mha_core.quiz.moodle import MOODLE_GRADES as GRADES
+from mha_core.quiz.moodle import category_path, grade_text, moodle_xml
+from mha_core.quiz.numbers import ROUNDED_REL_TOL
+from quizhelpers import STATED, torch_expected
+
+KIND_TYPE = {Kind.SINGLE: "multichoice", Kind.MULTIPLE: "multichoice", Kind.NUMERIC: "numerical",
+             Kind.ORDERING: "matching", Kind.TEXT: "essay"}
+# Moodle's grade list, as written in lib/questionlib.php (question_bank::ensure_fraction_options_initialised), ±.
+MOODLE_GRADES = (1.0, 0.9, 0.8333333, 0.8, 0.75, 0.7, 0.6666667, 0.6, 0.5, 0.4, 0.3333333, 0.3, 0.25, 0.2,
+                 0.1666667, 0.1428571, 0.125, 0.1111111, 0.1, 0.05, 0.0)
+TEXT_FORMATS = {"html", "moodle_auto_format", "plain_text", "markdown"}  # qformat_xml::trans_format
+ESSAY_FORMATS = {"editor", "editorfilepicker", "plain", "monospaced", "noinline"}
+_MD = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+ENTRIES = {e.id: e for e in structure()[1]}
+
+
+def _bank_id(idnumber: str) -> str:
+    m = re.fullmatch(r"mha-(.+?)(-seed\d+)?", idnumber)
+    assert m, idnumber
+    return m.group(1)
+
+
+def _split_category(path: str) -> list[str]:
+    """Moodle's qformat_default::split_category_path: '/' separates, '//' is a literal slash."""
+    return [name.replace("//", "/").strip() for name in re.split(r"(?<!/)/(?!/)", path)]
+
+
+def _parse(data: bytes) -> list[tuple[list[str], ET.Element]]:
+    """(category names, question element) for every real question, in file order."""
+    root = ET.fromstring(data)
+    assert root.tag == "quiz"
+    out, category = [], None
+    for el in root.findall("question"):
+        if el.get("type") == "category":
+            category = _split_category(el.findtext("category/text"))
+            continue
+        assert category is not None, "a question before any category"
+        out.append((category, el))
+    return out
+
+
+def _exported(lang: str, seed: int = 0) -> dict[str, tuple[list[str], ET.Element]]:
+    parsed = _parse(moodle_xml(lang, seed))
+    by_id = {_bank_id(el.findtext("idnumber")): (cat, el) for cat, el in parsed}
+    assert len(by_id) == len(parsed), "two questions share an idnumber"
+    return by_id
+
+
+def _grade_ok(percent: str) -> bool:
+    share = float(percent) / 100
+    return any(abs(share - g) < 1e-7 or abs(share + g) < 1e-7 for g in MOODLE_GRADES)
+
+
+def _html(markdown: str) -> str:
+    return _MD.render(markdown).strip()
+
+
+def _answer_value(el: ET.Element) -> tuple[Fraction, Fraction]:
+    (answer,) = el.findall("answer")
+    assert answer.get("fraction") == "100"
+    return Fraction(answer.findtext("text")), Fraction(answer.findtext("tolerance"))
+
+
+@pytest.fixture(scope="module", params=LANGS)
+def export(request) -> tuple[str, tuple[Question, ...], dict[str, tuple[list[str], ET.Element]]]:
+    lang = request.param
+    return lang, load_questions(lang, 0), _exported(lang, 0)
+
+
+def test_every_question_of_the_bank_once_with_its_type_name_and_texts(export):
+    lang, questions, by_id = export
+    assert set(by_id) == {q.id for q in questions} and len(by_id) == len(questions) == len(structure()[1])
+    for q in questions:
+        category, el = by_id[q.id]
+        assert el.get("type") == KIND_TYPE[q.kind], q.id
+        assert el.findtext("name/text") == q.title
+        assert el.find("questiontext").get("format") == "html"
+        assert el.findtext("questiontext/text").startswith(_html(q.prompt)), q.id
+        assert el.findtext("generalfeedback/text").startswith(_html(q.explanation)), q.id
+        assert category == ["$course$", "top", "MHA Lab", translate(lang, f"quiz.sections.{q.section}")]
+
+
+def test_every_element_moodle_reads_is_there(export):
+    """The importer's own reads (format.php): name, question text, and each type's required parts."""
+    _, _, by_id = export
+    for _, el in by_id.values():
+        assert el.findtext("name/text").strip() and el.findtext("questiontext/text").strip()
+        for text_field in el.iter():
+            if text_field.get("format") is not None:
+                assert text_field.get("format") in TEXT_FORMATS
+        qtype = el.get("type")
+        if qtype == "multichoice":
+            assert el.findtext("single") in {"true", "false"} and len(el.findall("answer")) >= 2
+        elif qtype == "numerical":
+            for answer in el.findall("answer"):
+                float(answer.findtext("text")), float(answer.findtext("tolerance"))
+            units = el.findall("units/unit")
+            assert el.findtext("showunits") == ("0" if units else "3")
+            if units:
+                assert units[0].findtext("multiplier") == "1"  # Moodle's first unit is the base unit
+        elif qtype == "matching":  # qtype_match's form: at least 2 questions and 3 answers
+            subs = el.findall("subquestion")
+            assert len(subs) >= 2 and len({s.findtext("answer/text") for s in subs}) >= 3
+            assert all(s.findtext("answer/text").strip() for s in subs)
+        elif qtype == "essay":
+            assert el.findtext("responseformat") in ESSAY_FORMATS and el.findtext("graderinfo/text").strip()
+
+
+def test_choices_mark_exactly_the_banks_right_answers_with_grades_moodle_accepts(export):
+    _, questions, by_id = export
+    for q in (q for q in questions if q.kind in (Kind.SINGLE, Kind.MULTIPLE)):
+        _, el = by_id[q.id]
+        answers = [(a.findtext("text"), a.get("fraction")) for a in el.findall("answer")]
+        assert [text for text, _ in answers] == [_MD.renderInline(o.text) for o in q.options]
+        right = {text for text, percent in answers if float(percent) > 0}
+        assert right == {_MD.renderInline(q.option(i).text) for i in q.correct}, q.id
+        assert all(_grade_ok(percent) for _, percent in answers), (q.id, answers)
+        assert el.findtext("single") == ("true" if q.kind is Kind.SINGLE else "false")
+        assert el.findtext("shuffleanswers") == "true"
+        positive = sum(float(p) for _, p in answers if float(p) > 0)
+        negative = sum(float(p) for _, p in answers if float(p) < 0)
+        assert round(positive, 2) == 100  # multichoice's save check rounds the total to 2 places
+        if q.kind is Kind.SINGLE:
+            assert negative == 0 and max(float(p) for _, p in answers) == 100
+        else:
+            assert round(negative, 2) == -100, f"{q.id}: ticking every box must score 0"
+
+
+def test_numeric_answers_are_the_cores_and_torchs_with_the_banks_tolerance(export):
+    _, questions, by_id = export
+    numeric = [q for q in questions if q.kind is Kind.NUMERIC]
+    assert len(numeric) >= 8
+    for q in numeric:
+        _, el = by_id[q.id]
+        value, tolerance = _answer_value(el)
+        entry = ENTRIES[q.id]
+        _, core = generate(entry.recipe, 0, q.id, entry.fixed)
+        assert value * STATED[q.unit] == core == q.value == torch_expected(q), q.id
+        assert grade(q, el.findtext("answer/text")).correct
+        assert tolerance == value * ROUNDED_REL_TOL  # the app's one tolerance, made absolute
+        assert el.findtext("questiontext/text") == _html(q.prompt)  # the text with this draw's numbers
+
+
+def test_every_moodle_unit_means_what_the_app_reads(export):
+    """The answer written in each unit, with Moodle's multiplier, is right for the app's own grader."""
+    _, questions, by_id = export
+    seen = set()
+    for q in (q for q in questions if q.kind is Kind.NUMERIC):
+        _, el = by_id[q.id]
+        value, _ = _answer_value(el)
+        for unit in el.findall("units/unit"):
+            name, multiplier = unit.findtext("unit_name"), Fraction(unit.findtext("multiplier"))
+            assert grade(q, f"{canonical_number(value * multiplier)} {name}").correct, (q.id, name)
+            seen.add(name)
+    assert {"MiB", "GiB", "KiB", "×"} <= seen
+
+
+def test_another_seed_draws_other_numbers_exactly_where_the_core_does():
+    for lang in LANGS:
+        a, b = _exported(lang, 0), _exported(lang, 1)
+        qa = {q.id: q for q in load_questions(lang, 0)}
+        qb = {q.id: q for q in load_questions(lang, 1)}
+        numeric = [i for i, q in qa.items() if q.kind is Kind.NUMERIC]
+        moved = {i for i in numeric if _answer_value(a[i][1])[0] != _answer_value(b[i][1])[0]}
+        assert moved == {i for i in numeric if qa[i].value != qb[i].value}
+        assert len(moved) >= 5 and not {i for i in moved if ENTRIES[i].fixed}
+        for i in numeric:
+            assert _answer_value(b[i][1])[0] * STATED[qb[i].unit] == qb[i].value
+            drawn = ENTRIES[i].fixed is None
+            assert (a[i][1].findtext("idnumber") != b[i][1].findtext("idnumber")) == drawn
+            assert (a[i][1].findtext("questiontext/text") != b[i][1].findtext("questiontext/text")) == (
+                qa[i].params != qb[i].params)
+        same = [i for i in qa if i not in numeric]
+        assert all(a[i][1].findtext("idnumber") == b[i][1].findtext("idnumber") for i in same)
+
+
+def test_orderings_are_matchings_from_position_to_item(export):
+    lang, questions, by_id = export
+    orderings = [q for q in questions if q.kind is Kind.ORDERING]
+    assert orderings
+    for q in orderings:
+        _, el = by_id[q.id]
+        subs = el.findall("subquestion")
+        assert [s.findtext("answer/text") for s in subs] == [q.option(i).text for i in q.correct]
+        assert [s.findtext("text") for s in subs] == [
+            _html(translate(lang, "moodle.position", n=n)) for n in range(1, len(q.correct) + 1)]
+        assert _html(translate(lang, "moodle.order_instruction")) in el.findtext("questiontext/text")
+
+
+def test_free_text_is_an_essay_with_the_model_answer_since_the_bank_lists_no_short_answers(export):
+    """shortanswer needs accepted answers; no free-text item of the bank lists any (each asks for a sentence)."""
+    _, questions, by_id = export
+    texts = [q for q in questions if q.kind is Kind.TEXT]
+    assert texts and not any(el.get("type") == "shortanswer" for _, el in by_id.values())
+    for q in texts:
+        _, el = by_id[q.id]
+        assert el.findtext("graderinfo/text") == _html(q.model_answer)
+        assert _html(q.model_answer).removeprefix("<p>").removesuffix("</p>") in el.findtext("generalfeedback/text")
+
+
+def test_html_in_the_text_is_escaped_xml():
+    """kv-why's model answer says "g < h": HTML-escaped in the text, and that escaped again in the XML."""
+    for lang in LANGS:
+        data = moodle_xml(lang)
+        assert b"g &amp;lt; h" in data and b"g < h" not in data
+        _, el = _exported(lang)["kv-why"]
+        assert "g &lt; h" in el.findtext("graderinfo/text")
+
+
+def test_the_file_is_deterministic_utf8_with_the_declaration_first():
+    data = moodle_xml("en", 3)
+    assert data == moodle_xml("en", 3) != moodle_xml("en", 4)
+    assert data.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<quiz>')
+    assert "多头" in moodle_xml("zh").decode("utf-8")
+
+
+def test_sections_are_categories_once_each_and_slashes_survive():
+    for lang in LANGS:
+        root = ET.fromstring(moodle_xml(lang))
+        paths = [el.findtext("category/text") for el in root.findall("question") if el.get("type") == "category"]
+        assert len(paths) == len(set(paths)) == len({q.section for q in load_questions(lang)})
+    names = ["$course$", "top", "MHA Lab", "MQA/GQA and the KV cache", "/lead", "trail/", "1/√d_head"]
+    assert _split_category(category_path(names)) == [n.strip() for n in names]
+    assert category_path(["a/b", "c"]) == "a//b/c"
+
+
+@pytest.mark.parametrize("share,text", [(Fraction(1), "100"), (Fraction(1, 3), "33.33333"), (Fraction(-1, 2), "-50"),
+                                        (Fraction(0), "0"), (Fraction(1, 8), "12.5"), (Fraction(-1, 7), "-14.28571")])
+def test_grades_are_written_as_moodle_writes_them(share, text):
+    assert grade_text(share) == text and _grade_ok(text)
+
+
+def test_the_grade_rule_is_moodles_list():
+    assert sorted(round(float(g), 7) for g in GRADES) == sorted({s * g for g in MOODLE_GRADES for s in (1, -1)})
+
+
+@pytest.mark.parametrize("share", [Fraction(2, 7), Fraction(1, 11), Fraction(3, 20)])
+def test_a_grade_moodle_lacks_is_refused_not_rounded(share):
+    with pytest.raises(ValueError):
+        grade_text(share)
+
+
+def test_an_unknown_language_is_a_translated_error():
+    with pytest.raises(LabError) as err:
+        moodle_xml("fr")
+    assert err.value.key == "export_lang"
+
+
+# --- the command line ---
+
+def test_the_command_writes_the_same_bytes_as_the_function(tmp_path):
+    out = tmp_path / "quiz.xml"
+    run = subprocess.run([sys.executable, "-m", "mha_core.quiz", "export", "--format", "moodle", "-o", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert out.read_bytes() == moodle_xml(DEFAULT_LANG, 0)
+    assert str(out) in run.stdout
+
+
+def test_a_bad_format_is_one_translated_line_and_exit_2(tmp_path):
+    out = tmp_path / "quiz.xml"
+    run = subprocess.run([sys.executable, "-m", "mha_core.quiz", "export", "--format", "gift", "-o", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr == translate(DEFAULT_LANG, "errors.export_format", got="gift", formats="moodle") + "\n"
+    assert "Traceback" not in run.stderr and not out.exists()
+
+
+def test_lang_and_seed_reach_the_file(tmp_path, capsys):
+    out = tmp_path / "en.xml"
+    assert main(["export", "--format", "moodle", "-o", str(out), "--lang", "en", "--seed", "5"]) == 0
+    assert out.read_bytes() == moodle_xml("en", 5)
+    assert capsys.readouterr().out.startswith("Wrote ")
+
+
+@pytest.mark.parametrize("args,key", [
+    (["export", "--format", "moodle", "-o", "{out}", "--seed", "x"], "export_seed"),
+    (["export", "--format", "moodle", "-o", "{out}", "--seed", "-1"], "export_seed"),
+    (["export", "--format", "moodle", "-o", "{out}", "--lang", "fr"], "export_lang"),
+    (["export", "--format", "moodle"], "export_usage"),
+    (["export", "--format", "moodle", "-o", "{out}", "--colour"], "export_usage"),
+    (["import", "--format", "moodle", "-o", "{out}"], "export_usage"),
+    ([], "export_usage"),
+])
+def test_bad_arguments_exit_2_with_one_translated_line(tmp_path, capsys, args, key):
+    out = tmp_path / "x.xml"
+    assert main([a.format(out=out) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(translate(DEFAULT_LANG, f"errors.{key}", got="\x00", langs="", usage="").split("\x00")[0])
+    assert not out.exists()
+
+
+def test_messages_follow_lang_and_an_unwritable_file_exits_1(tmp_path, capsys):
+    assert main(["export", "--format", "moodle", "-o", str(tmp_path / "x.xml"), "--lang", "en", "--seed", "x"]) == 2
+    assert capsys.readouterr().err == translate("en", "errors.export_seed", got="x") + "\n"
+    assert main(["export", "--format", "moodle", "-o", str(tmp_path / "no" / "x.xml"), "--lang", "en"]) == 1
+    assert capsys.readouterr().err.startswith("Could not write ")
