@@ -6,7 +6,8 @@ from mha_core.diagrams import relations_dot
 from mha_core.i18n import cite_style
 from mha_core.presets import preset
 from mha_core.sources import reading_list
-from mha_core.ui import lang, render, t
+from mha_core.ui import lang, render, state, t
+from mha_core.ui.downloads import MAP_HANDOUT_KEY, handout_button
 from mha_core.ui.nav import available_pages
 
 render.page_header("map")
@@ -39,3 +40,6 @@ for example, page_key in (("clark", "real"), ("voita", "heads"), ("induction", "
 st.subheader(t("map.reading_title"))
 st.caption(t("map.reading_lead"))
 st.markdown(reading_list(lang(), cite_style(lang())))  # every entry of assets/sources.toml, in full
+
+st.divider()
+handout_button(state.current(), key=MAP_HANDOUT_KEY)   # the class's settings, printed (mha_core/handout)
