@@ -4,7 +4,22 @@ import streamlit as st
 
 from mha_core.i18n import lang_from_locale
 from mha_core.settings import LANG
-from mha_core.ui import classroom, cost, frame, heads, pipeline, present, quiz, real, sidebar, state, t, teacher, url
+from mha_core.ui import (
+    classroom,
+    cost,
+    frame,
+    heads,
+    live,
+    pipeline,
+    present,
+    quiz,
+    real,
+    sidebar,
+    state,
+    t,
+    teacher,
+    url,
+)
 from mha_core.ui.nav import available_pages, spec
 
 st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
@@ -12,24 +27,27 @@ st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="
 url.restore()  # a shared link's settings win over defaults
 if LANG.key not in st.session_state:  # the browser's language, unless a link chose one
     st.session_state[LANG.key] = lang_from_locale(st.context.locale)
-state.init_state(sidebar.KEPT, pipeline.KEPT, cost.KEPT, heads.KEPT, real.KEPT, classroom.KEPT, teacher.KEPT, quiz.KEPT)
+state.init_state(sidebar.KEPT, pipeline.KEPT, cost.KEPT, heads.KEPT, real.KEPT, classroom.KEPT, teacher.KEPT, quiz.KEPT,
+                 live.KEPT)
 
 specs = available_pages()
 sections: dict[str, list[st.Page]] = {}
 for p in specs:
     page = st.Page(p.script, title=t(f"nav.{p.key}"), icon=p.icon, url_path=p.key, default=p.key == "overview")
     sections.setdefault(t(p.section), []).append(page)
-presenting = present.presenting()  # the projector: large type, no sidebar, previous / next
-current = st.navigation(sections, position="hidden" if presenting else "sidebar", expanded=True)
+live_presenting = live.presenting()  # a live lesson's presenter keeps the sidebar: students follow its settings
+bare = present.presenting() and not live_presenting  # the projector: large type, no sidebar, previous / next
+current = st.navigation(sections, position="hidden" if bare else "sidebar", expanded=True)
 current_key = current.url_path or "overview"  # the default page's url_path is ""
 
 st.logo("assets/icon.png", size="large")
+live.frame(current_key)  # before the sidebar's widgets: a following student's settings are set before they are drawn
 pipeline = spec(current_key).pipeline
-if not presenting:
+if not bare:
     sidebar.language_switch()
     if pipeline:
         sidebar.pipeline_controls()
 url.write(pipeline)
 url.notice()
-present.presentation(current_key)
+present.presentation(current_key, live=live_presenting)
 frame.run(current)

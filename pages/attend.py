@@ -1,12 +1,14 @@
 """Step 2 — attend: every head runs scaled dot-product attention in its own subspace."""
 
+import zlib
+
 import numpy as np
 import streamlit as st
 
 from mha_core import scaled_dot_product_attention
 from mha_core.charts import base
 from mha_core.settings import CAUSAL, HEAD
-from mha_core.ui import render, state, t
+from mha_core.ui import prediction, render, state, t
 from mha_core.walkthrough import scale_demo, weights_without_scaling
 
 render.page_header("attend")
@@ -31,7 +33,9 @@ st.markdown(t("attend.explain", h=trace.n_heads, n=len(labels), d_head=trace.d_h
 query = len(labels) // 2
 row = trace.weights[head, query]
 picks = sorted({int(row.argmax()), 0, query, max(0, query - 1), min(len(labels) - 1, query + 1)})
-render.predict(f"attend-{hash(s)}-{head}", t("attend.predict", head=head_names[head], token=labels[query]),
+# The key names what the answer depends on, language-free and the same in every process (a class vote's key).
+asked = f"{s.n_heads}-{s.d_head}-{s.weight_mode}-{s.seed}-{int(s.causal)}-{zlib.crc32(s.sentence.encode()):08x}"
+prediction.predict(f"attend-{asked}-{head}", t("attend.predict", head=head_names[head], token=labels[query]),
                [labels[j] for j in picks], picks.index(int(row.argmax())),
                t("attend.predict_why", weight=float(row.max())))
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from mha_core import merge_heads
 from mha_core.charts import base, pipeline
-from mha_core.ui import compute, render, state, t
+from mha_core.ui import compute, prediction, render, state, t
 from mha_core.ui.pipeline import concat_on_key
 from mha_core.walkthrough import averaging_matrix, fuse_with_head_gains, head_contributions
 
@@ -47,7 +47,7 @@ render.chart(base.heatmap, fused[:, out_cols], labels, [str(j) for j in out_cols
 
 st.subheader(t("concat.avg_title"))
 err_wo, err_avg = compute.recovery(s)
-render.predict(f"concat-{trace.n_heads}-{trace.d_head}", t("concat.predict", h=trace.n_heads),
+prediction.predict(f"concat-{trace.n_heads}-{trace.d_head}", t("concat.predict", h=trace.n_heads),
                [t("concat.predict_yes"), t("concat.predict_no")], 0 if err_avg < 1e-6 else 1,
                t("concat.predict_why", h=trace.n_heads))
 avg = averaging_matrix(trace.n_heads, trace.d_head)

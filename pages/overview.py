@@ -4,7 +4,7 @@ import streamlit as st
 
 from mha_core import multi_head_attention
 from mha_core.diagrams import pipeline_dot
-from mha_core.ui import compute, render, state, t
+from mha_core.ui import compute, prediction, render, state, t
 
 render.page_header("overview")
 s = state.current()
@@ -27,7 +27,7 @@ st.markdown(t("overview.pipeline_caption", h=trace.n_heads, d_head=trace.d_head,
 
 mine, single = compute.counts(s)
 ratio = 0 if mine["total"] > single["total"] else 1 if mine["total"] == single["total"] else 2
-render.predict(f"overview-{s.n_heads}-{s.d_model}", t("overview.predict", h=s.n_heads, d_model=s.d_model),
+prediction.predict(f"overview-{s.n_heads}-{s.d_model}", t("overview.predict", h=s.n_heads, d_model=s.d_model),
                [t("overview.predict_more", h=s.n_heads), t("overview.predict_same"),
                 t("overview.predict_less", h=s.n_heads)], ratio,
                t("overview.predict_why", total=mine["total"], single=single["total"]))

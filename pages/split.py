@@ -6,7 +6,7 @@ import streamlit as st
 from mha_core import merge_heads, split_heads
 from mha_core.charts import base, pipeline
 from mha_core.inputs import split_dims
-from mha_core.ui import render, state, t
+from mha_core.ui import prediction, render, state, t
 from mha_core.ui.pipeline import SPLIT_WHICH_KEY
 
 render.page_header("split")
@@ -24,7 +24,7 @@ st.markdown(t("split.explain", h=trace.n_heads, d_head=trace.d_head, d_model=tra
 
 n_tok, h, d = len(labels), trace.n_heads, trace.d_head
 shapes_asked = [f"{n_tok} × {h * d}", f"{h} × {n_tok} × {d}", f"{d} × {h} × {n_tok}", f"{n_tok} × {d}"]
-render.predict(f"split-{n_tok}-{h}-{d}", t("split.predict", n=n_tok, h=h, d_head=d), shapes_asked,
+prediction.predict(f"split-{n_tok}-{h}-{d}", t("split.predict", n=n_tok, h=h, d_head=d), shapes_asked,
                shapes_asked.index(" × ".join(map(str, trace.q_heads.shape))), t("split.predict_why"))
 
 st.subheader(t("split.x_title"))

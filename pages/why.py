@@ -5,7 +5,7 @@ import streamlit as st
 from mha_core import demos
 from mha_core.charts import base
 from mha_core.markdown import escape as esc
-from mha_core.ui import lessons, render, state, t
+from mha_core.ui import lessons, prediction, render, state, t
 from mha_core.walkthrough import token_labels
 
 render.page_header("why")
@@ -21,7 +21,7 @@ labels = token_labels(demo.tokens)
 words = {"token": esc(demo.tokens[query]), "a": esc(demo.tokens[first]), "b": esc(demo.tokens[second])}
 st.markdown(t("why.question", sentence=esc(sentence), **words))
 
-render.predict(f"why-{sentence}", t("why.predict", **words),
+prediction.predict("why-two-targets", t("why.predict", **words),
                [t("why.predict_one"), t("why.predict_two"), t("why.predict_none")], 1, t("why.predict_why"))
 
 left, right = st.columns(2)

@@ -13,6 +13,7 @@ import streamlit as st
 
 from mha_core.errors import LabError
 from mha_core.handout import QUESTION_IDS, check_handout, handout_pdf
+from mha_core.quiz.moodle import moodle_xml
 from mha_core.settings import Settings
 from mha_core.ui import render
 from mha_core.ui.i18n import lang, t
@@ -33,8 +34,6 @@ def _handout(code: str, h: int, d_head: int, sentence: str) -> bytes:
 @st.cache_data(max_entries=8, show_spinner=False)
 def _moodle(code: str, seed: int) -> bytes:
     """The quiz bank as Moodle XML (cached on language and seed)."""
-    from mha_core.quiz.moodle import moodle_xml  # written beside this module by the Moodle export
-
     return moodle_xml(code, seed)
 
 

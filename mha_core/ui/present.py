@@ -1,5 +1,8 @@
 """The projector's presentation mode, which app.py asks about on every page: large type, no sidebar, and previous /
-next through the pipeline pages in teaching order. Switched on from the teacher's view or by ?present=1."""
+next through the pipeline pages in teaching order. Switched on from the teacher's view or by ?present=1.
+
+In a live lesson (mha_core.ui.live) the presenter keeps the sidebar (its settings are what students follow) and
+steps through the lesson plan with the live bar instead of previous / next."""
 
 from __future__ import annotations
 
@@ -12,9 +15,11 @@ PRESENT_KEY = "present"     # session: True while presenting
 PRESENT_PARAM = "present"   # URL: ?present=1 opens the page presenting
 PREV_KEY, EXIT_KEY, NEXT_KEY = "present_prev", "present_exit", "present_next"  # the three buttons
 
-_CSS = """<style>
+_NO_SIDEBAR_CSS = """<style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 [data-testid="stSidebarNav"] {display: none !important;}
+</style>"""
+_LARGE_CSS = """<style>
 [data-testid="stMain"] {font-size: 1.45rem;}
 [data-testid="stMain"] p, [data-testid="stMain"] li, [data-testid="stMain"] td {font-size: 1.45rem;}
 [data-testid="stMain"] h1 {font-size: 3.4rem;}
@@ -42,17 +47,21 @@ def on_start() -> None:
     st.query_params[PRESENT_PARAM] = "1"
 
 
-def _on_exit() -> None:
+def stop() -> None:
+    """Leave presentation mode (the exit button, the end of a live lesson)."""
     st.session_state[PRESENT_KEY] = False
     st.query_params.pop(PRESENT_PARAM, None)
 
 
-def presentation(current: str) -> bool:
+def presentation(current: str, live: bool = False) -> bool:
     """For app.py: in presentation mode, large type, no sidebar, and previous / next through the pipeline
-    pages in teaching order (plus exit). True when presenting, so app.py skips the sidebar controls."""
+    pages in teaching order (plus exit); in a live lesson (``live``) large type only. True when presenting."""
     if not presenting():
         return False
-    st.html(_CSS)  # static style only; no user text
+    if live:
+        st.html(_LARGE_CSS)  # static style only; no user text
+        return True
+    st.html(_NO_SIDEBAR_CSS + _LARGE_CSS)  # static style only; no user text
     keys = pipeline_keys()
     i = keys.index(current) if current in keys else -1
     cols = st.columns([1, 1, 1])
@@ -62,7 +71,7 @@ def presentation(current: str) -> bool:
                       disabled=prev_key is None, width="stretch"):
         st.switch_page(spec(prev_key).script)
     cols[1].button(t("classroom.exit_present"), key=EXIT_KEY, icon=":material/close_fullscreen:",
-                   on_click=_on_exit, width="stretch")
+                   on_click=stop, width="stretch")
     if cols[2].button(t("classroom.next_page"), key=NEXT_KEY, icon=":material/arrow_forward:",
                       disabled=next_key is None, width="stretch"):
         st.switch_page(spec(next_key).script)

@@ -25,7 +25,7 @@ from mha_core.quiz.grading import SELF_RIGHT, describe, grade
 from mha_core.quiz.model import Grade, Kind, Question, SelfMark
 from mha_core.quiz.progress import Progress, presented_order
 from mha_core.quiz.store import student_seed
-from mha_core.ui import present, render, student
+from mha_core.ui import live, present, render, student
 from mha_core.ui.i18n import lang, t
 from mha_core.ui.nav import available_pages
 
@@ -74,6 +74,10 @@ def open_quiz() -> QuizView:
     student.quiz_banner()  # in a class: the class and the name (or why the class is gone)
     seed = student_seed(sid)
     questions = load_questions(lang(), seed)
+    check = live.check_questions()  # the live lesson's check step: only its questions
+    if check:
+        questions = tuple(q for q in questions if q.id in check)
+        st.caption(t("live.check_caption", n=len(questions)))
     try:
         progress = student.progress_store().get(sid)
     except LabError as err:  # database down: say so; answers given now are kept to send again

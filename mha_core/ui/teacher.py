@@ -6,27 +6,33 @@ Display names are user text: the dashboard shows them only inside a dataframe, n
 
 from __future__ import annotations
 
-import io
 import os
 import secrets
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import pandas as pd
-import segno
 import streamlit as st
 
-from mha_core.classroom import ClassInfo, answers_csv, configured_password, dashboard, password_matches, pretty
+from mha_core.classroom import (
+    ClassInfo,
+    VoteStat,
+    answers_csv,
+    configured_password,
+    dashboard,
+    password_matches,
+    pretty,
+)
 from mha_core.classroom.auth import PASSWORD_ENV
 from mha_core.classroom.charts import share_chart
 from mha_core.errors import LabError
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import describe
 from mha_core.quiz.model import Question
-from mha_core.ui import present, render
+from mha_core.ui import downloads, present, render, state
+from mha_core.ui import live as lesson
 from mha_core.ui.classdb import limiter, source_address, storage, streamlit_secrets
 from mha_core.ui.i18n import bound_t, lang, t
-from mha_core.ui.nav import spec
-from mha_core.ui.student import CLASS_PARAM
+from mha_core.ui.join import join_link, qr_png
+from mha_core.ui.nav import available_pages
 
 TEACHER_KEY = "classroom_teacher"        # session: True after the right password
 TEACH_CODE_KEY = "classroom_teach_code"  # widget: the class the teacher is looking at
@@ -112,7 +118,20 @@ def view() -> None:
         return
     _join_card(info)
     _switches(info)
+    lesson.plan_card(info.id, info.code)
+    _downloads()
     live(info.id, info.code)
+
+
+def _downloads() -> None:
+    """For the lesson: the handout of the settings on screen (what students follow) and the quiz for the LMS."""
+    with st.container(border=True):
+        st.subheader(t("handout.teacher_title"), anchor=False)
+        cols = st.columns(2)
+        with cols[0]:
+            downloads.handout_button(state.current(), key=downloads.TEACHER_HANDOUT_KEY)
+        with cols[1]:
+            downloads.moodle_button(key=downloads.TEACHER_MOODLE_KEY)
 
 
 # --- the class ---
@@ -142,29 +161,6 @@ def _teacher_class() -> ClassInfo | None:
         state=bound("classroom.closed" if known[c].closed else "classroom.open"),
         time=known[c].created_at.strftime("%Y-%m-%d %H:%M")))
     return known[code]
-
-
-def join_link(code: str) -> str:
-    """The classroom page's address with ?class=CODE (relative when the page's own URL is unknown)."""
-    try:
-        here = st.context.url or ""
-    except Exception:  # noqa: BLE001 - no browser context (tests)
-        here = ""
-    parts = urlsplit(here)
-    page = spec("classroom").key
-    if not parts.scheme:
-        return f"/{page}?{urlencode({CLASS_PARAM: code})}"
-    path = parts.path.rstrip("/")
-    if not path.endswith(f"/{page}"):
-        path = f"{path}/{page}"
-    return urlunsplit((parts.scheme, parts.netloc, path, urlencode({CLASS_PARAM: code}), ""))
-
-
-def qr_png(link: str) -> bytes:
-    """The join link as a QR code (PNG, large modules for the back row)."""
-    out = io.BytesIO()
-    segno.make(link, error="m").save(out, kind="png", scale=12, border=2)
-    return out.getvalue()
 
 
 def _join_card(info: ClassInfo) -> None:
@@ -217,13 +213,14 @@ def live(class_id: int, code: str) -> None:
     """The dashboard, refreshed every few seconds without reloading the page."""
     try:
         students, rows = storage().students(class_id), storage().answers(class_id)
+        votes = storage().votes(class_id)
     except LabError as err:
         render.show_error(err)
         return
     questions = load_questions(lang())
     by_id = {q.id: q for q in questions}
     titles = {q.id: q.title for q in questions}
-    board = dashboard(students, rows, [q.id for q in questions])
+    board = dashboard(students, rows, [q.id for q in questions], votes=votes)
     bound = bound_t()
     m = st.columns(3)
     m[0].metric(t("classroom.m_students"), len(board.students))
@@ -254,8 +251,32 @@ def live(class_id: int, code: str) -> None:
         bound("classroom.col_answered"): [s.answered for s in board.students],
         bound("classroom.col_right_n"): [s.right for s in board.students],
     }), hide_index=True, width="stretch")
-    st.download_button(t("classroom.csv"), answers_csv(code, rows, titles), file_name=f"class-{code}.csv",
+    _votes(board.votes)
+    titles |= {v.vote_key: vote_title(v.vote_key) for v in votes}
+    st.download_button(t("classroom.csv"), answers_csv(code, rows, titles, votes=votes), file_name=f"class-{code}.csv",
                        mime="text/csv", icon=":material/download:", key=CSV_KEY, on_click="ignore")
+
+
+def vote_title(key: str) -> str:
+    """A vote as the teacher knows it: its page's name and the question's key (the key's hash left out)."""
+    page, _, rest = key.partition(".")
+    question = rest.rpartition(".")[0] or rest
+    return f"{t(f'nav.{page}')} · {question}" if page in {p.key for p in available_pages()} else key
+
+
+def _votes(stats: tuple[VoteStat, ...]) -> None:
+    """The live lesson's class votes: per vote and round, how many voted and the share right."""
+    st.subheader(t("live.votes_title"))
+    if not stats:
+        st.caption(t("live.no_votes"))
+        return
+    bound = bound_t()
+    st.dataframe(pd.DataFrame({
+        bound("live.col_vote"): [vote_title(v.vote_key) for v in stats],
+        bound("live.col_round"): [v.round for v in stats],
+        bound("classroom.col_answered"): [v.answered for v in stats],
+        bound("live.col_share"): [f"{v.share:.0%}" for v in stats],
+    }), hide_index=True, width="stretch")
 
 
 def _described(q: Question | None, canonical: str) -> str:

@@ -1,0 +1,289 @@
+"""The live lesson through AppTest: the teacher's plan and "Teach live", students' sessions following the teacher's
+page and settings (and not while exploring, and at once when back), a class vote with a revote, the histogram and
+the reveal, the check step's short quiz, and the votes on the dashboard. Each student is its own AppTest session
+against one temporary SQLite database, as several browsers against one server."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apphelpers import open_page, shown_text
+from mha_core.classroom import Storage, pretty, sqlite_url
+from mha_core.i18n import LANGS, translate
+from mha_core.lesson import default_plan, snapshot, tally
+from mha_core.lesson.plan import DEFAULT_CHECK, QUIZ_PAGE
+from mha_core.settings import H_DIV, SENTENCE
+from mha_core.ui import live, teacher
+from mha_core.ui.nav import spec
+
+PAGE = spec("classroom").script
+PASSWORD = "live 课堂"
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch) -> str:
+    """A fresh SQLite file for this test and a teacher password."""
+    url = sqlite_url(tmp_path / "data" / "class.sqlite3")
+    monkeypatch.setenv("MHA_DATABASE_URL", url)
+    monkeypatch.setenv("MHA_TEACHER_PASSWORD", PASSWORD)
+    return url
+
+
+@pytest.fixture
+def store(db):
+    s = Storage.open(db)
+    yield s
+    s.dispose()
+
+
+def ok(at: AppTest) -> AppTest:
+    """No exception, and the session's next run starts on the page this run ended on (as a browser's address
+    does after ``st.switch_page``; AppTest would otherwise rerun the page its own ``switch_page`` last named)."""
+    assert not at.exception, at.exception
+    at.switch_page(spec(at.session_state[live.PAGE_KEY]).script)
+    return at
+
+
+def teacher_on_class_page(lang: str = "en") -> AppTest:
+    """Logged in, one new class open."""
+    at = ok(open_page(PAGE, lang))
+    ok(at.segmented_control(key="classroom_role").set_value("teacher").run())
+    at.text_input(key="classroom_pw_in").input(PASSWORD)
+    ok(next(b for b in at.button if b.key and b.key.startswith("FormSubmitter:classroom_login")).click().run())
+    ok(at.button(key="classroom_new").click().run())
+    return ok(at)
+
+
+def teach_live(lang: str = "en") -> AppTest:
+    at = teacher_on_class_page(lang)
+    ok(at.button(key=live.START_KEY).click().run())
+    return ok(at)
+
+
+def student(code: str, name: str, lang: str = "en") -> AppTest:
+    """A student who joined by the class link."""
+    at = ok(open_page(PAGE, lang, query={"class": code}))
+    at.text_input(key="classroom_name_in").input(name)
+    ok(next(b for b in at.button if b.key and b.key.startswith("FormSubmitter:classroom_join")).click().run())
+    return ok(at)
+
+
+def page_of(at: AppTest) -> str:
+    return at.session_state[live.PAGE_KEY]
+
+
+def the_class(store: Storage):
+    (info,) = store.list_classes()
+    return info
+
+
+def markdowns(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_teach_live_stores_step_0_and_presents_it_with_the_join_code(store, lang):
+    at = teach_live(lang)
+    info = the_class(store)
+    version, state = store.read_live(info.id)
+    plan = default_plan()
+    assert version == 1 and state.step == 0 and state.page == plan.steps[0].page
+    assert dict(state.settings)[H_DIV.key] == at.session_state[H_DIV.key]
+    assert store.load_plan(info.id) == plan                       # the plan taught is saved with the class
+    assert page_of(at) == plan.steps[0].page and at.session_state[live.PRESENTER_KEY].class_id == info.id
+    bar = translate(lang, "live.step_of", i=1, n=len(plan.steps), page=translate(lang, f"nav.{plan.steps[0].page}"))
+    assert bar in markdowns(at)
+    assert pretty(info.code) in [h.value for h in at.header]     # step 0: the join code while students arrive
+    assert at.sidebar.select_slider(key=H_DIV.key)               # the presenter keeps the sidebar's settings
+
+
+def test_students_follow_the_teachers_page_and_settings_in_any_language(store):
+    at = teach_live("en")
+    info = the_class(store)
+    ann, bo = student(info.code, "Ann", "en"), student(info.code, "薄", "zh")
+    for s in (ann, bo):  # joining on the class page, they are brought to the teacher's page
+        assert page_of(s) == "overview"
+        assert translate(s.session_state["lang"], "live.following_teacher", where=translate(
+            s.session_state["lang"], "live.step_n_of", i=1, n=9, page=translate(s.session_state["lang"],
+                                                                                 "nav.overview"))) \
+            in " ".join(markdowns(s))
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(2).run())
+    ok(at.text_area(key=SENTENCE.key).input("Ich sehe den Hund .").run())
+    version, state = store.read_live(info.id)
+    assert version == 3 and dict(state.settings)[H_DIV.key] == 2
+    for s in (ann, bo):
+        ok(s.run())
+        assert s.session_state[H_DIV.key] == 2 and s.session_state[SENTENCE.key] == "Ich sehe den Hund ."
+        assert snapshot(s.session_state) == state.settings
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    assert page_of(at) == "prereq" and store.read_live(info.id)[1].step == 1
+    ok(at.switch_page(spec("attend").script).run())                  # the teacher navigates by the sidebar
+    assert store.read_live(info.id)[1].page == "attend" and store.read_live(info.id)[1].step == 3
+    for s in (ann, bo):
+        ok(s.run())
+        assert page_of(s) == "attend" and s.session_state["lang"] in LANGS
+    assert bo.session_state["lang"] == "zh"                      # each keeps their own language
+
+
+def test_an_exploring_student_is_not_followed_and_one_tap_brings_them_back(store):
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann")
+    ok(ann.button(key=live.EXPLORE_KEY).click().run())
+    ok(ann.switch_page(spec("glossary").script).run())
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(8).run())
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    ok(ann.run())
+    assert page_of(ann) == "glossary" and ann.session_state[H_DIV.key] != 8
+    assert translate("en", "live.back") in [b.label for b in ann.button]
+    assert store.presence(info.id) == (0, 1)                     # here, not following
+    ok(ann.button(key=live.BACK_KEY).click().run())                  # one tap: at once, no waiting for a poll
+    ok(ann)
+    assert page_of(ann) == "prereq" and ann.session_state[H_DIV.key] == 8
+    ok(ann.switch_page(spec("glossary").script).run())               # following: strict, brought back
+    assert page_of(ann) == "prereq"
+    ok(ann.button(key=live.EXPLORE_KEY).click().run())               # exploring, the student moves h themselves
+    ok(ann.sidebar.select_slider(key=H_DIV.key).set_value(1).run())
+    assert ann.session_state[H_DIV.key] == 1
+    ok(ann.button(key=live.BACK_KEY).click().run())                  # the teacher did nothing: back is back anyway
+    assert ann.session_state[H_DIV.key] == 8
+
+
+def answers_of(store: Storage, class_id: int, key: str) -> list[tuple[str, int, int, bool]]:
+    return sorted((r.name, r.round, r.choice, r.correct) for r in store.votes(class_id, key))
+
+
+def vote(s: AppTest, choice: int) -> None:
+    radio = next(r for r in s.radio if r.key and r.key.startswith("live_choice_") and not r.disabled)
+    ok(radio.set_value(choice).run())
+    ok(s.button(key=live.SEND_KEY).click().run())
+    ok(s)
+
+
+def test_a_vote_round_with_a_revote_histogram_and_reveal(store, tmp_path):
+    at = teach_live()
+    info = the_class(store)
+    ann, bo = student(info.code, "Ann"), student(info.code, "Bo")
+    waiting = translate("en", "live.vote_wait_open")
+    assert waiting in [i.value for i in ann.info]                # not open yet: the ballot is disabled
+    ok(at.button(key=live.OPEN_KEY).click().run())
+    state = store.read_live(info.id)[1]
+    vk, answer, n = state.vote.key, state.vote.answer, state.vote.n_options
+    assert state.vote.phase == "open" and state.vote.round == 1 and vk.startswith("overview.")
+    wrong = (answer + 1) % n
+    for s in (ann, bo):
+        ok(s.run())
+    vote(ann, answer)
+    holder = sqlite3.connect(tmp_path / "data" / "class.sqlite3", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")                            # the database busy: nothing lost
+    try:
+        vote(bo, wrong)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert translate("en", "errors.class_db_busy") in [e.value for e in bo.error]
+    assert bo.button(key=live.SEND_KEY).label == translate("en", "live.vote_send_again")
+    ok(bo.button(key=live.SEND_KEY).click().run())                   # the choice was kept: send again
+    assert answers_of(store, info.id, vk) == [("Ann", 1, answer, True), ("Bo", 1, wrong, False)]
+    assert translate("en", "live.vote_in") in [s.value for s in bo.success]
+    ok(at.run())
+    assert translate("en", "live.voted", x=2, y=2) in [m.value for m in at.metric]
+    ok(at.button(key=live.CLOSE_KEY).click().run())
+    assert store.read_live(info.id)[1].vote.phase == "histogram"
+    assert translate("en", "live.vote_round", round=1, n=2) in [c.value for c in at.caption]
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+    ok(at.button(key=live.AGAIN_KEY).click().run())
+    assert store.read_live(info.id)[1].vote.round == 2
+    for s in (ann, bo):
+        ok(s.run())
+    vote(bo, answer)                                             # after discussing, Bo changes their mind
+    vote(ann, answer)
+    ok(at.button(key=live.CLOSE_KEY).click().run())
+    ok(at.button(key=live.REVEAL_KEY).click().run())
+    ok(at)
+    rows = store.votes(info.id, vk)
+    assert tally(rows, vk, 1, n)[answer] == 1 and tally(rows, vk, 2, n)[answer] == 2
+    assert {m.label: m.value for m in at.metric}[translate("en", "live.right_share")] == "50% → 100%"
+    for s in (ann, bo):
+        ok(s.run())
+        assert any(x.value.startswith(translate("en", "common.predict_right", answer="")[:10]) for x in s.success)
+    late = student(info.code, "Cy")                              # never voted: the answer, not a grade
+    assert any(i.value.startswith(translate("en", "live.vote_none", answer="")[:10]) for i in late.info)
+    ok(at.switch_page(PAGE).run())                                   # the dashboard counts the votes
+    ok(at)
+    table = at.dataframe[-1].value
+    assert list(table[translate("en", "live.col_round")]) == [1, 2]
+    assert list(table[translate("en", "live.col_share")]) == ["50%", "100%"]
+
+
+def test_the_check_step_shows_only_its_questions_to_following_students(store):
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann")
+    solo = ok(open_page(spec("quiz").script, "en"))               # not in the class: the whole bank
+    ok(at.switch_page(spec(QUIZ_PAGE).script).run())
+    state = store.read_live(info.id)[1]
+    assert state.page == QUIZ_PAGE and state.questions == DEFAULT_CHECK
+    ok(ann.run())
+    n = len(DEFAULT_CHECK)
+    assert page_of(ann) == QUIZ_PAGE
+    assert translate("en", "live.check_caption", n=n) in [c.value for c in ann.caption]
+    progress = [p.proto.text for p in ann.get("progress")]
+    assert translate("en", "quiz.progress", answered=0, total=n) in progress
+    assert translate("en", "live.check_caption", n=n) not in shown_text(solo)
+    assert translate("en", "quiz.progress", answered=0, total=n) not in [p.proto.text for p in solo.get("progress")]
+
+
+def test_the_plan_editor_reorders_drops_retimes_adds_and_saves(store):
+    at = teacher_on_class_page()
+    info = the_class(store)
+    plan = default_plan()
+    ok(at.button(key=live.step_button_key("down", 0)).click().run())
+    ok(at.button(key=live.step_button_key("drop", 8)).click().run())
+    ok(at.number_input(key=live.minutes_key(0)).set_value(9.5).run())
+    ok(at.selectbox(key=live.ADD_PAGE_KEY).set_value("cost").run())
+    ok(at.button(key=live.ADD_KEY).click().run())
+    ok(at)
+    assert store.load_plan(info.id) is None                      # not saved yet
+    ok(at.button(key=live.SAVE_KEY).click().run())
+    saved = store.load_plan(info.id)
+    pages = [s.page for s in saved.steps]
+    expected = [plan.steps[1].page, plan.steps[0].page, *(s.page for s in plan.steps[2:8]), "cost"]
+    assert pages == expected and saved.steps[0].minutes == 9.5
+    total = 9.5 + plan.steps[0].minutes + sum(s.minutes for s in plan.steps[2:8]) + live.NEW_STEP_MINUTES
+    assert saved.total_minutes() == total
+    assert translate("en", "live.plan_total", n=9, minutes=f"{total:g}") in markdowns(at)
+    ok(at.button(key=live.RESET_KEY).click().run())
+    ok(at.button(key=live.SAVE_KEY).click().run())
+    assert store.load_plan(info.id) == plan
+    assert teacher.TEACH_CODE_KEY in at.session_state
+
+
+def test_ending_the_lesson_frees_the_students(store):
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann")
+    ok(at.button(key=live.END_KEY).click().run())
+    ok(at)
+    assert store.read_live(info.id)[1] is None and live.PRESENTER_KEY not in at.session_state
+    assert not at.session_state["present"]
+    ok(ann.run())
+    assert translate("en", "live.explore") not in [b.label for b in ann.button]
+    ok(ann.switch_page(spec("glossary").script).run())
+    assert page_of(ann) == "glossary"
+
+
+def test_the_vote_charts_are_valid_and_the_histogram_hides_the_answer_until_revealed():
+    from mha_core.charts import votes as vote_charts
+
+    labels = ("a × b", "same", "less")
+    hidden = vote_charts.histogram((3, 5, 0), labels, count_title="Votes").to_dict(validate=True)
+    shown = vote_charts.histogram((3, 5, 0), labels, answer=1).to_dict(validate=True)
+    assert set(hidden["encoding"]["color"]["scale"]["range"]) == {vote_charts.OTHER}
+    assert shown["encoding"]["color"]["scale"]["range"] == [vote_charts.OTHER, vote_charts.RIGHT, vote_charts.OTHER]
+    moved = vote_charts.shift_bars((3, 5, 0), (1, 7, 0), labels, round_titles=("R1", "R2")).to_dict(validate=True)
+    data = next(iter(moved["datasets"].values()))
+    assert [row["count"] for row in data] == [3, 5, 0, 1, 7, 0]
