@@ -13,6 +13,8 @@ from mha_core.charts.base import FIT_WIDTH, OKABE_ITO
 
 RIGHT, OTHER = OKABE_ITO[2], OKABE_ITO[0]      # the right option (once revealed) and every other bar
 ROUND_COLOURS = (OKABE_ITO[1], OKABE_ITO[0])   # round 1, round 2
+FONT = 18  # read from the back of a lecture hall: these charts are drawn on the projector
+COUNT_AXIS = alt.Axis(tickMinStep=1, format="d", labelFontSize=FONT - 2, titleFontSize=FONT - 2)
 
 
 def histogram(counts: Sequence[int], labels: Sequence[str], *, answer: int | None = None, title: str = "",
@@ -26,12 +28,12 @@ def histogram(counts: Sequence[int], labels: Sequence[str], *, answer: int | Non
         alt.Chart(df, title=title)
         .mark_bar()
         .encode(
-            y=alt.Y("option:N", sort=names, title=None, axis=alt.Axis(labelLimit=420)),
-            x=alt.X("count:Q", title=count_title, axis=alt.Axis(tickMinStep=1, format="d")),
+            y=alt.Y("option:N", sort=names, title=None, axis=alt.Axis(labelLimit=420, labelFontSize=FONT)),
+            x=alt.X("count:Q", title=count_title, axis=COUNT_AXIS),
             color=alt.Color("option:N", scale=alt.Scale(domain=names, range=colours), legend=None),
             tooltip=["option:N", "count:Q"],
         )
-        .properties(width="container", height=height or 44 * len(names), autosize=FIT_WIDTH)
+        .properties(width="container", height=height or 52 * len(names), autosize=FIT_WIDTH)
     )
 
 
@@ -48,13 +50,13 @@ def shift_bars(before: Sequence[int], after: Sequence[int], labels: Sequence[str
         alt.Chart(df, title=title)
         .mark_bar()
         .encode(
-            y=alt.Y("option:N", sort=names, title=None, axis=alt.Axis(labelLimit=420)),
+            y=alt.Y("option:N", sort=names, title=None, axis=alt.Axis(labelLimit=420, labelFontSize=FONT)),
             yOffset=alt.YOffset("round:N", sort=list(round_titles)),
-            x=alt.X("count:Q", title=count_title, axis=alt.Axis(tickMinStep=1, format="d")),
+            x=alt.X("count:Q", title=count_title, axis=COUNT_AXIS),
             color=alt.Color("round:N", sort=list(round_titles),
                             scale=alt.Scale(domain=list(round_titles), range=list(ROUND_COLOURS)),
-                            legend=alt.Legend(title=None, orient="top")),
+                            legend=alt.Legend(title=None, orient="top", labelFontSize=FONT - 2)),
             tooltip=["option:N", "round:N", "count:Q"],
         )
-        .properties(width="container", height=height or 64 * len(names), autosize=FIT_WIDTH)
+        .properties(width="container", height=height or 72 * len(names), autosize=FIT_WIDTH)
     )

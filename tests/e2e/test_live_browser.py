@@ -1,0 +1,235 @@
+"""The live lesson in a real browser: one server with its own temporary database, one teacher and two students
+(a 390 px phone in Chinese, a 1280 px laptop in English). The teacher trims the plan and teaches live; the students
+join by the link and follow: (a) the teacher's next step, h and causal mask reach both students' pages; (b) a class
+vote with a second round and a reveal, checked on every screen and row by row in the database; (c) a student
+explores on their own, does not follow, and comes back to the teacher with one tap. No timed assertions: every
+wait is a generous timeout on something that must happen. Screenshots (live-*.png) at both widths and languages."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+PASSWORD = "e2e-live-teacher"
+PORT = 8651            # the live browser test's server (this test's port range: 8650-8699)
+FOLLOW_MS = 30_000     # generous: a following student polls every second (live.FOLLOW_POLL_S)
+
+
+@pytest.fixture(scope="module")
+def live_server(browser, tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: ARG001 - browser: Chromium first
+    """(base URL, database URL): a server of its own with a fresh SQLite file and a teacher password."""
+    from benchmarks.harness import free_port, start_server, stop_server
+
+    db_url = f"sqlite:///{tmp_path_factory.mktemp('livedb') / 'live.sqlite3'}"
+    saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD")}
+    os.environ.update(MHA_DATABASE_URL=db_url, MHA_TEACHER_PASSWORD=PASSWORD)
+    try:
+        try:
+            proc, base = start_server(port=PORT)
+        except RuntimeError:  # the port is taken (another run): any free one
+            proc, base = start_server(port=free_port())
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    yield base, db_url
+    stop_server(proc)
+
+
+def _click(page, selector: str) -> None:
+    """Click the button inside a keyed container and wait until the run it starts is over."""
+    from benchmarks.harness import wait_ready
+
+    page.locator(f"{selector} button").first.click()
+    wait_ready(page)
+
+
+def _page_key(page) -> str:
+    """The nav page key of the page's address ("overview" for the default page)."""
+    return urlsplit(page.url).path.strip("/").rpartition("/")[2] or "overview"
+
+
+
+def _wait_following(page, key: str, **query: str) -> None:
+    """Wait until the page is ``key`` with these query values, its run finished (the teacher's state drawn)."""
+    checks = " && ".join(f"q.get({k!r}) === {v!r}" for k, v in query.items()) or "true"
+    page.wait_for_function(
+        f"""() => {{ const q = new URLSearchParams(location.search);
+                   const path = location.pathname.replace(/\\/+$/, '').split('/').pop() || 'overview';
+                   const app = document.querySelector('[data-testid="stApp"]');
+                   return (path === {key!r} || (path === '' && {key!r} === 'overview')) && {checks}
+                          && app && app.getAttribute('data-test-script-state') === 'notRunning'; }}""",
+        timeout=FOLLOW_MS,
+    )
+
+
+def _wait_metric(page, label: str, value: str) -> None:
+    """Wait until the metric labelled ``label`` shows ``value`` (fragments refresh it: no reload)."""
+    page.wait_for_function(
+        """([label, value]) => [...document.querySelectorAll('[data-testid="stMetric"]')].some(m =>
+             m.querySelector('[data-testid="stMetricLabel"]')?.innerText.trim() === label
+             && m.querySelector('[data-testid="stMetricValue"]')?.innerText.trim() === value)""",
+        arg=[label, value], timeout=FOLLOW_MS,
+    )
+
+
+VOTE_BOX = '[class*="st-key-live_vote_"]'
+
+
+def _vote(page, option: int) -> None:
+    """A student picks an option in the open vote and sends it; the box then says the vote is in."""
+    from benchmarks.harness import wait_ready
+
+    box = page.locator(VOTE_BOX).first
+    radio = box.locator('[data-testid="stRadio"] input[type="radio"]').nth(option)
+    radio.wait_for(state="attached", timeout=FOLLOW_MS)
+    page.wait_for_function(
+        f"""() => {{ const r = document.querySelectorAll('{VOTE_BOX} [data-testid="stRadio"] input[type="radio"]');
+                    return r.length > {option} && !r[{option}].disabled; }}""", timeout=FOLLOW_MS)
+    box.locator('[data-testid="stRadio"] [role="radiogroup"] label').nth(option).click()
+    wait_ready(page)
+    page.locator(".st-key-live_vote_send button").click()
+    wait_ready(page)
+    box.locator('[data-testid="stAlertContentSuccess"]').wait_for(timeout=FOLLOW_MS)  # "your vote is in"
+
+
+def test_students_follow_vote_and_come_back(browser, live_server, shots):
+    from benchmarks.harness import wait_ready
+    from mha_core.classroom.storage import Storage
+    from mha_core.lesson import shift
+
+    base, db_url = live_server
+    # --- the teacher: dashboard, a new class, the plan trimmed to overview -> attend -> concat ..., Teach live
+    teacher_ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
+    teacher = teacher_ctx.new_page()
+    teacher.goto(f"{base}/classroom")
+    wait_ready(teacher)
+    teacher.locator(".st-key-classroom_role button").filter(has_text="the teacher").click()
+    wait_ready(teacher)
+    teacher.get_by_label("Teacher password").fill(PASSWORD)
+    teacher.get_by_role("button", name="Open the dashboard").click()
+    wait_ready(teacher)
+    teacher.get_by_role("button", name="Open a new class").click()
+    wait_ready(teacher)
+    code = teacher.locator('[data-testid="stMain"] h1').filter(has_text=re.compile(r"^[A-Z2-9]{4}-[A-Z2-9]{4}$"))
+    code = code.first.inner_text().strip().replace("-", "")
+    for _ in range(2):  # drop "prereq", then "split": step 2 becomes the attend page (its causal mask, its vote)
+        _click(teacher, ".st-key-live_plan_drop_1")
+    plan_text = teacher.locator(".st-key-live_plan").inner_text()
+    assert "7 steps" in plan_text, plan_text
+    _click(teacher, ".st-key-live_start")
+    _wait_following(teacher, "overview")
+    teacher.locator(".st-key-live_bar").wait_for(timeout=FOLLOW_MS)
+
+    # --- two students join by the link and follow the teacher to step 1
+    students = []
+    for name, width, locale in (("小明", 390, "zh-CN"), ("Ann", 1280, "en-US")):
+        ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
+        page = ctx.new_page()
+        page.goto(f"{base}/classroom?class={code}")
+        wait_ready(page)
+        page.locator(".st-key-classroom_name_in input").fill(name)
+        page.locator('[data-testid="stFormSubmitButton"] button').click()
+        _wait_following(page, "overview")
+        page.locator(".st-key-live_banner").wait_for(timeout=FOLLOW_MS)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        students.append((ctx, page, f"{width}-{locale[:2]}"))
+    (_, phone, phone_tag), (_, laptop, laptop_tag) = students
+    assert "1/7" in phone.locator(".st-key-live_banner").inner_text()          # zh: 第 1/7 步
+    assert "step 1/7" in laptop.locator(".st-key-live_banner").inner_text()
+    _wait_metric(teacher, "Following", "2 of 2 following")
+
+    # --- (a) next step, h and the causal mask: both students show the teacher's page and settings
+    _click(teacher, ".st-key-live_next")
+    _wait_following(teacher, "attend")
+    teacher.locator(".st-key-h_div input[type='range']").first.focus()
+    teacher.keyboard.press("ArrowRight")   # h: 4 -> 8 (d_model stays 64)
+    _wait_following(teacher, "attend", hd="8")
+    wait_ready(teacher)
+    teacher.locator(".st-key-causal label").first.click()
+    _wait_following(teacher, "attend", hd="8", causal="1")
+    wait_ready(teacher)
+    for page, tag in ((phone, phone_tag), (laptop, laptop_tag)):
+        _wait_following(page, "attend", hd="8", causal="1")
+        wait_ready(page)
+        assert page.locator(".st-key-causal input[type='checkbox']").is_checked()   # the toggle drawn as set
+        assert "2/7" in page.locator(".st-key-live_banner").inner_text()
+        assert page.locator('[data-testid="stException"]').count() == 0
+        page.screenshot(path=str(shots / f"live-student-{tag}.png"), full_page=True)
+    teacher.screenshot(path=str(shots / "live-presenter-1280-en.png"), full_page=True)
+
+    # --- (b) a vote round, a second round, the reveal
+    _click(teacher, ".st-key-live_vote_open")
+    options = [t.strip() for t in teacher.locator(f"{VOTE_BOX} ol li").all_inner_texts()]
+    assert len(options) >= 2, options
+    _vote(phone, 0)
+    _vote(laptop, 1)
+    _wait_metric(teacher, "Votes", "2 of 2 voted")
+    _click(teacher, ".st-key-live_vote_close")
+    teacher.locator(f"{VOTE_BOX} [data-testid='stVegaLiteChart']").first.wait_for(timeout=FOLLOW_MS)
+    assert "Round 1 · 2 votes" in teacher.locator(VOTE_BOX).first.inner_text()
+    teacher.screenshot(path=str(shots / "live-vote-histogram-1280-en.png"), full_page=True)
+    phone.locator(f"{VOTE_BOX} [data-testid='stAlert']").first.wait_for(timeout=FOLLOW_MS)  # "the vote is closed"
+    _click(teacher, ".st-key-live_vote_again")
+    _vote(phone, 1)     # the phone changes its answer to the laptop's
+    _vote(laptop, 1)    # the laptop keeps its answer
+    _wait_metric(teacher, "Votes", "2 of 2 voted")
+    _click(teacher, ".st-key-live_vote_close")
+    _click(teacher, ".st-key-live_vote_reveal")
+    shown = teacher.locator(VOTE_BOX).first.inner_text()
+    answer = next(i for i, o in enumerate(options) if f"The answer: {o}" in shown)
+
+    store = Storage.open(db_url)
+    try:
+        class_id = store.find_class(code).id
+        rows = store.votes(class_id)
+    finally:
+        store.dispose()
+    by_name = sorted((r.name, r.round, r.choice, r.correct) for r in rows)
+    assert by_name == [("Ann", 1, 1, answer == 1), ("Ann", 2, 1, answer == 1),
+                       ("小明", 1, 0, answer == 0), ("小明", 2, 1, answer == 1)]
+    # one vote key, the same for both languages: the attend page's question at h 8 x d_head 8 with the mask
+    assert len({r.vote_key for r in rows}) == 1 and rows[0].vote_key.startswith("attend.attend-8-8-illustrative-0-1-")
+    moved = shift(rows, rows[0].vote_key, len(options), answer)
+    assert moved.moved[0][1] == 1 and moved.moved[1][1] == 1    # one moved 1st -> 2nd option, one stayed
+    share = teacher.locator("[data-testid='stMetric']").filter(has_text="Share right").first.inner_text()
+    assert f"{moved.right_before:.0%} → {moved.right_after:.0%}" in share
+    table = teacher.locator(f"{VOTE_BOX} [data-testid='stTable']").first.inner_text()
+    assert "Round 1 choice" in table
+    teacher.screenshot(path=str(shots / "live-vote-shift-1280-en.png"), full_page=True)
+    for page, tag, mine in ((phone, phone_tag, 1), (laptop, laptop_tag, 1)):   # both saw the reveal
+        kind = "Success" if mine == answer else "Warning"
+        page.locator(f"{VOTE_BOX} [data-testid='stAlertContent{kind}']").first.wait_for(timeout=FOLLOW_MS)
+        assert page.locator(f"{VOTE_BOX} [data-testid='stRadio'] input[disabled]").count() == len(options)
+        page.screenshot(path=str(shots / f"live-reveal-{tag}.png"), full_page=True)
+
+    # --- (c) the laptop explores on its own; the teacher moves; the laptop stays; "back" follows at once
+    _click(laptop, ".st-key-live_explore")
+    laptop.locator("[data-testid='stSidebarNav'] a[href$='/split']").first.click()
+    _wait_following(laptop, "split")
+    wait_ready(laptop)
+    _wait_metric(teacher, "Following", "1 of 2 following")
+    _click(teacher, ".st-key-live_next")
+    _wait_following(phone, "concat")
+    laptop.wait_for_function(  # the laptop has read the teacher's new step (its banner says so) ...
+        "() => document.querySelector('.st-key-live_banner')?.innerText.includes('step 3/7')", timeout=FOLLOW_MS)
+    assert _page_key(laptop) == "split"                                  # ... and did not follow
+    assert laptop.locator(".st-key-live_back").count() == 1
+    laptop.screenshot(path=str(shots / "live-exploring-1280-en.png"), full_page=True)
+    _click(laptop, ".st-key-live_back")
+    _wait_following(laptop, "concat", hd="8", causal="1")
+    assert laptop.locator(".st-key-live_explore").count() == 1
+    _wait_metric(teacher, "Following", "2 of 2 following")
+    teacher.screenshot(path=str(shots / "live-presenter-following-1280-en.png"), full_page=True)
+    phone.screenshot(path=str(shots / f"live-student-concat-{phone_tag}.png"), full_page=True)
+    for ctx, page, _ in students:
+        assert page.locator('[data-testid="stException"]').count() == 0
+        ctx.close()
+    teacher_ctx.close()
