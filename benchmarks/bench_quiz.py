@@ -39,7 +39,7 @@ def grade_everything(lang: str, student: str) -> None:
     for q in load_questions(lang, student_seed(student)):
         answer = {Kind.SINGLE: lambda q: q.correct[0], Kind.MULTIPLE: lambda q: q.correct,
                   Kind.ORDERING: lambda q: list(q.correct), Kind.TEXT: lambda q: SelfMark("x", True),
-                  Kind.NUMERIC: lambda q: format_value(q.value, q.unit)}[q.kind](q)
+                  Kind.NUMERIC: lambda q: format_value(q.value, q.unit), Kind.SHORT: lambda q: q.accepted[0]}[q.kind](q)
         g = grade(q, answer)
         store().update(student, lambda p, g=g: p.record(g))
 

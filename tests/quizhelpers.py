@@ -14,6 +14,8 @@ from mha_core.ui.quiz import answer_key, button_key
 
 MIB, GIB = 2**20, 2**30
 STATED = {"count": 1, "ratio": 1, "MiB": MIB, "GiB": GIB}  # base units per stated unit of a numeric question
+# A plausible wrong answer per short answer id: the near miss a student would type (the neighbouring concept).
+NEAR_MISS = {"softmax": "sigmoid", "W^O": "W^Q", "MQA": "GQA"}
 
 
 # --- answers from first principles: torch modules' sizes and K/V tensors' bytes ---
@@ -70,6 +72,11 @@ def numeric_text(q: Question, right: bool) -> str:
     return f"{value.numerator + (0 if right else 1):,}"
 
 
+def short_text(q: Question, right: bool) -> str:
+    """A short answer as a student would type it: an accepted spelling (not the one shown), else the near miss."""
+    return q.accepted[-1] if right else NEAR_MISS[q.correct[0]]
+
+
 def answer(at: AppTest, q: Question, seed: int, right: bool) -> None:
     """Fill in one question the way a student would, then submit it."""
     key = answer_key(q.id)
@@ -86,6 +93,8 @@ def answer(at: AppTest, q: Question, seed: int, right: bool) -> None:
             at.checkbox(key=answer_key(q.id, o)).check()
     elif q.kind is Kind.ORDERING:
         at.multiselect(key=key).set_value(list(q.correct) if right else list(reversed(q.correct)))
+    elif q.kind is Kind.SHORT:
+        at.text_input(key=key).input(short_text(q, right))
     else:
         at.text_input(key=key).input(numeric_text(q, right))
     at.button(key=button_key("check", q.id)).click().run()

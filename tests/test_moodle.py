@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import unicodedata
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -19,12 +21,12 @@ from mha_core.quiz.__main__ import main
 from mha_core.quiz.bank import structure
 from mha_core.quiz.generate import generate
 from mha_core.quiz.moodle import MOODLE_GRADES as GRADES
-from mha_core.quiz.moodle import category_path, grade_text, moodle_xml
+from mha_core.quiz.moodle import category_path, grade_text, moodle_xml, shortanswer_forms
 from mha_core.quiz.numbers import ROUNDED_REL_TOL
-from quizhelpers import STATED, torch_expected
+from quizhelpers import NEAR_MISS, STATED, torch_expected
 
 KIND_TYPE = {Kind.SINGLE: "multichoice", Kind.MULTIPLE: "multichoice", Kind.NUMERIC: "numerical",
-             Kind.ORDERING: "matching", Kind.TEXT: "essay"}
+             Kind.ORDERING: "matching", Kind.TEXT: "essay", Kind.SHORT: "shortanswer"}
 # Moodle's grade list, as written in lib/questionlib.php (question_bank::ensure_fraction_options_initialised), ±.
 MOODLE_GRADES = (1.0, 0.9, 0.8333333, 0.8, 0.75, 0.7, 0.6666667, 0.6, 0.5, 0.4, 0.3333333, 0.3, 0.25, 0.2,
                  0.1666667, 0.1428571, 0.125, 0.1111111, 0.1, 0.05, 0.0)
@@ -124,6 +126,9 @@ def test_every_element_moodle_reads_is_there(export):
             assert all(s.findtext("answer/text").strip() for s in subs)
         elif qtype == "essay":
             assert el.findtext("responseformat") in ESSAY_FORMATS and el.findtext("graderinfo/text").strip()
+        elif qtype == "shortanswer":  # qtype_shortanswer's form: at least one answer, and one of them 100 %
+            assert el.findtext("usecase") in {"0", "1"} and el.findall("answer")
+            assert any(a.get("fraction") == "100" and a.findtext("text").strip() for a in el.findall("answer"))
 
 
 def test_choices_mark_exactly_the_banks_right_answers_with_grades_moodle_accepts(export):
@@ -207,15 +212,53 @@ def test_orderings_are_matchings_from_position_to_item(export):
         assert _html(translate(lang, "moodle.order_instruction")) in el.findtext("questiontext/text")
 
 
-def test_free_text_is_an_essay_with_the_model_answer_since_the_bank_lists_no_short_answers(export):
-    """shortanswer needs accepted answers; no free-text item of the bank lists any (each asks for a sentence)."""
+def test_free_text_is_an_essay_with_the_model_answer(export):
+    """Free text asks for a sentence, which string matching cannot mark: the teacher marks it."""
     _, questions, by_id = export
     texts = [q for q in questions if q.kind is Kind.TEXT]
-    assert texts and not any(el.get("type") == "shortanswer" for _, el in by_id.values())
+    assert texts and all(by_id[q.id][1].get("type") == "essay" for q in texts)
     for q in texts:
         _, el = by_id[q.id]
         assert el.findtext("graderinfo/text") == _html(q.model_answer)
         assert _html(q.model_answer).removeprefix("<p>").removesuffix("</p>") in el.findtext("generalfeedback/text")
+
+
+def moodle_matches(typed: str, pattern: str, usecase: bool) -> bool:
+    """qtype_shortanswer_question::compare_string_with_wildcard: NFC, unescaped runs of * are wildcards, the rest
+    literal, the typed text trimmed, case ignored unless usecase."""
+    nfc = unicodedata.normalize("NFC", pattern)
+    bits = [re.escape(bit.replace("\\*", "*")) for bit in re.split(r"(?<!\\)\*+", nfc)]
+    flags = 0 if usecase else re.IGNORECASE
+    return re.fullmatch(".*".join(bits), unicodedata.normalize("NFC", typed).strip(), flags) is not None
+
+
+def test_short_answers_are_shortanswers_with_exactly_the_banks_accepted_forms(export):
+    lang, questions, by_id = export
+    shorts = [q for q in questions if q.kind is Kind.SHORT]
+    assert len(shorts) >= 3
+    for q in shorts:
+        _, el = by_id[q.id]
+        assert el.findtext("usecase") == "0"  # case-insensitive, like the app
+        answers = el.findall("answer")
+        assert all(a.get("fraction") == "100" and a.get("format") == "moodle_auto_format" for a in answers)
+        texts = [a.findtext("text") for a in answers]
+        by_case = {f.casefold(): f for f in reversed(q.accepted)}  # the bank's forms, one per spelling
+        assert sorted(t.casefold() for t in texts) == sorted(by_case) and len(texts) == len(set(texts)), q.id
+        assert texts[0] == q.accepted[0]  # the form the app shows as the answer is Moodle's first too
+        assert all(grade(q, t.replace("\\*", "*")).correct for t in texts), q.id
+        for form in q.accepted:  # every form the app accepts as written is right in Moodle too
+            assert any(moodle_matches(form, t, usecase=False) for t in texts), (q.id, form)
+            assert any(moodle_matches(f"  {form.upper()} ", t, usecase=False) for t in texts), (q.id, form)
+        near = NEAR_MISS[q.correct[0]]
+        assert not grade(q, near) and not any(moodle_matches(near, t, usecase=False) for t in texts), q.id
+        assert el.findtext("questiontext/text") == _html(q.prompt) and lang == q.lang
+
+
+def test_moodles_wildcard_is_escaped_in_a_short_answer():
+    q = replace(next(q for q in load_questions("en") if q.kind is Kind.SHORT), accepted=("a*b", "A*B", "c"))
+    assert shortanswer_forms(q) == ("a\\*b", "c")
+    assert moodle_matches("a*b", "a\\*b", usecase=False) and not moodle_matches("axxb", "a\\*b", usecase=False)
+    assert moodle_matches("axxb", "a*b", usecase=False)  # what an unescaped form would have let through
 
 
 def test_html_in_the_text_is_escaped_xml():

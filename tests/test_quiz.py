@@ -33,9 +33,10 @@ from mha_core.quiz import (
     student_seed,
     valid_student_id,
 )
-from mha_core.quiz.bank import TEACHING_PAGES, BankError, _entry
+from mha_core.quiz.bank import TEACHING_PAGES, BankError, _check_accepted, _entry
+from mha_core.quiz.short import MAX_SHORT, clean, match, normalise
 from mha_core.ui.nav import PAGES
-from quizhelpers import GIB, MIB, STATED, torch_expected, typed
+from quizhelpers import GIB, MIB, NEAR_MISS, STATED, short_text, torch_expected, typed
 
 SEEDS = range(60)
 FULL_WIDTH = str.maketrans("0123456789,.", "０１２３４５６７８９，．")
@@ -74,6 +75,7 @@ def test_texts_are_complete_and_filled(lang):
         for text in (q.title, q.prompt, q.explanation, *(o.text for o in q.options)):
             assert "{" not in text and "⟦" not in text, (q.id, text)
         assert bool(q.model_answer) == (q.kind is Kind.TEXT)
+        assert bool(q.accepted) == (q.kind is Kind.SHORT)
         assert translate(lang, f"quiz.sections.{q.section}") != f"⟦quiz.sections.{q.section}⟧"
 
 
@@ -99,6 +101,11 @@ def test_unknown_language_is_refused():
      "recipe"),
     ({"id": "x", "kind": "essay", "section": "wo", "teaches": "cost"}, "essay"),
     ({"id": "x", "kind": "text", "section": "nowhere", "teaches": "cost"}, "section"),
+    ({"id": "x", "kind": "short", "section": "wo", "teaches": "concat"}, "one answer id"),
+    ({"id": "x", "kind": "short", "section": "wo", "teaches": "concat", "correct": ["W^O", "WO"]}, "one answer id"),
+    ({"id": "x", "kind": "short", "section": "wo", "teaches": "concat", "correct": ["_^"]}, "one answer id"),
+    ({"id": "x", "kind": "short", "section": "wo", "teaches": "concat", "options": ["a", "b"], "correct": ["a"]},
+     "no options"),
 ])
 def test_broken_bank_records_are_refused(raw, problem):
     with pytest.raises(BankError, match=problem):
@@ -227,6 +234,9 @@ def test_every_question_grades_right_and_wrong(lang):
         elif q.kind is Kind.TEXT:
             assert grade(q, SelfMark("my answer", True))
             assert not grade(q, SelfMark("my answer", False))
+        elif q.kind is Kind.SHORT:
+            assert all(grade(q, form) for form in q.accepted), q.id
+            assert grade(q, short_text(q, True)) and not grade(q, short_text(q, False)), q.id
         else:
             assert grade(q, typed(q, torch_expected(q)))
             assert not grade(q, typed(q, torch_expected(q) + STATED[q.unit]))
@@ -275,6 +285,99 @@ def test_wrong_python_types_are_programming_errors():
                         ("self-test-1a", 64), ("self-test-1b", 1)):
         with pytest.raises(TypeError):
             grade(qs[qid], answer)
+
+
+# --- short answers: one normaliser, the bank's accepted forms, near misses ---
+
+@pytest.mark.parametrize("a, b", [
+    ("W^O", "W_O"), ("W^O", "WO"), ("W^O", "Wᴼ"), ("W^O", "Wₒ"), ("W^O", "w o"), ("W^O", "Ｗ＾Ｏ"), ("W^O", "Ｗ＿ｏ"),
+    ("W^O", "W^{O}"), ("W^O", "$W_{O}$"), ("W^O", "  W  ^  O  "), ("softmax", "SoftMax"), ("softmax", "soft-max"),
+    ("softmax", "the softmax"), ("softmax", "ｓｏｆｔｍａｘ"), ("softmax", "softmax."), ("softmax", "softmax。"),
+    ("multi-query attention", "Multi Query Attention"), ("multi-query attention", "multiquery-attention"),
+    ("多查询注意力（MQA）", "多查询注意力 (MQA)"), ("多查询注意力", " 多查询注意力。"),
+])
+def test_the_normaliser_ignores_case_width_blanks_and_symbol_marks(a, b):
+    assert normalise(a) == normalise(b) != ""
+
+
+@pytest.mark.parametrize("a, b", [
+    ("W^O", "W^Q"), ("W^O", "W_0"), ("W^O", "W"), ("W^O", "W^O^T"), ("softmax", "sigmoid"), ("softmax", "max"),
+    ("MQA", "GQA"), ("MQA", "MHA"), ("multi-query attention", "multi-head attention"), ("多查询注意力", "多头注意力"),
+    ("the", "a"), ("theta", "eta"),  # only a leading article followed by a blank is dropped
+])
+def test_the_normaliser_keeps_what_changes_the_answer(a, b):
+    assert normalise(a) != normalise(b)
+
+
+def test_clean_keeps_the_typed_text_tidy_and_short():
+    assert clean("  Ｗ＾Ｑ \n\t matrix\x00 ") == "W^Q matrix"
+    assert clean("x" * 500) == "x" * MAX_SHORT
+    assert not match("", ("",)) and not match("_", ("_",))  # blanks and marks match nothing
+
+
+def shorts(lang: str) -> dict[str, Question]:
+    return {q.correct[0]: q for q in load_questions(lang) if q.kind is Kind.SHORT}
+
+
+# Spellings a student would type, written here (not read from the bank): each must grade right.
+OBVIOUS = {
+    "softmax": {"en": ["softmax", "Softmax", "SOFTMAX", "soft max", "the softmax function", "softmax()"],
+                "zh": ["softmax", "Softmax 函数", "softmax函数", "归一化指数函数", "ｓｏｆｔｍａｘ"]},
+    "W^O": {"en": ["W^O", "W_O", "WO", "wo", "Wᴼ", "W^{O}", "$W^O$", "Ｗ＿Ｏ", "output projection",
+                   "the output projection matrix", "Output Matrix"],
+            "zh": ["W^O", "W_O", "WO", "Wᴼ", "Ｗ＾Ｏ", "输出投影", "输出投影矩阵", "输出矩阵"]},
+    "MQA": {"en": ["MQA", "mqa", "multi-query attention", "Multi Query Attention", "multiquery attention",
+                   "multi-query attention (MQA)", "ＭＱＡ"],
+            "zh": ["MQA", "多查询注意力", "多查询注意力（MQA）", "多查询注意力机制", "multi-query attention"]},
+}
+NEAR_MISSES = {
+    "softmax": ["sigmoid", "max", "argmax", "tanh", "ReLU", "normalisation", "W^O"],
+    "W^O": ["W^Q", "W^K", "W^V", "W_Q", "W", "W_0", "W^O^T", "Concat", "softmax", "输入投影"],
+    "MQA": ["GQA", "MHA", "multi-head attention", "grouped-query attention", "分组查询注意力", "多头注意力", "MLA"],
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_short_answers_accept_every_obvious_spelling_and_store_one_canonical(lang):
+    by_id = shorts(lang)
+    assert set(by_id) == set(OBVIOUS) == set(NEAR_MISS) and len(by_id) >= 3
+    for answer_id, q in by_id.items():
+        for typed_form in (*OBVIOUS[answer_id][lang], *q.accepted):
+            g = grade(q, typed_form)
+            assert g, (q.id, typed_form)
+            assert g.canonical == g.expected == answer_id, (q.id, typed_form)  # the same string in any language
+        assert describe(q, answer_id) == q.accepted[0]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_short_answers_refuse_near_misses_and_store_them_as_typed(lang):
+    for answer_id, q in shorts(lang).items():
+        for typed_form in NEAR_MISSES[answer_id]:
+            g = grade(q, f"  {typed_form} ")
+            assert not g, (q.id, typed_form)
+            assert g.canonical == clean(typed_form) == describe(q, g.canonical) and g.expected == answer_id
+    q = shorts(lang)["W^O"]
+    long = grade(q, "W^Q " * 100)
+    assert not long and len(long.canonical) <= MAX_SHORT
+
+
+@pytest.mark.parametrize("answer", [None, "", "   ", "_^", "。", "\x00"])
+def test_an_empty_short_answer_costs_nothing(answer):
+    q = shorts("zh")["softmax"]
+    with pytest.raises(LabError) as err:
+        grade(q, answer)
+    assert err.value.key == "quiz_empty"
+    with pytest.raises(TypeError):
+        grade(q, ["softmax"])
+
+
+def test_the_bank_refuses_accepted_forms_that_miss_the_answer_id_or_repeat():
+    e = _entry({"id": "x", "kind": "short", "section": "wo", "teaches": "concat", "correct": ["W^O"]}, sections())
+    _check_accepted(e, "en", ["W_O", "output projection"])  # W_O is the id's form: fine
+    for forms, problem in ((["output projection"], "answer id"), (["W^O", "W^O"], "twice"), ([], "list"),
+                           (["W^O", " _ "], "list"), ("W^O", "list")):
+        with pytest.raises(BankError, match=problem):
+            _check_accepted(e, "en", forms)
 
 
 # --- progress, summary, retry ---

@@ -11,10 +11,11 @@ from streamlit.testing.v1 import AppTest
 from apphelpers import ROOT, shown_text
 from mha_core.classroom import sqlite_url
 from mha_core.i18n import translate
+from mha_core.markdown import escape
 from mha_core.quiz import Kind, Question, load_questions, presented_order, student_seed
 from mha_core.ui.nav import available_pages, spec
 from mha_core.ui.quiz import answer_key, button_key
-from quizhelpers import answer, numeric_text
+from quizhelpers import answer, numeric_text, short_text
 
 QUIZ = spec("quiz").script
 TEACHING = {p.key for p in available_pages()}
@@ -145,6 +146,43 @@ def test_bad_input_gets_a_message_and_costs_nothing(lang):
     at.text_input(key=answer_key("self-test-1a")).input("6.4e1")  # fixing the answer: it counts in full
     at.button(key=button_key("check", "self-test-1a")).click().run()
     assert score_shown(at, lang, 1, n) and not errors(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_short_answers_are_typed_checked_and_explained(lang):
+    """The new kind's card: a text box with its hint, Check; right and wrong feedback like a numeric answer's,
+    the student's own text echoed literally (never as markdown); an empty answer costs nothing."""
+    student = "0000d0a1000000000000000000000000" if lang == "en" else "0000d0a2000000000000000000000000"
+    at = start(lang, student, "all")
+    shorts = [q for q in load_questions(lang, student_seed(student)) if q.kind is Kind.SHORT]
+    n = len(load_questions(lang))
+    assert len(shorts) >= 3
+    for q in shorts:
+        box = at.text_input(key=answer_key(q.id))
+        assert box.placeholder == translate(lang, "quiz.placeholder_short") and box.max_chars
+    assert [c.value for c in at.caption].count(translate(lang, "quiz.hint_short")) == len(shorts)
+
+    softmax, wo, mqa = (next(q for q in shorts if q.correct[0] == a) for a in ("softmax", "W^O", "MQA"))
+    at.text_input(key=answer_key(softmax.id)).input("   ")
+    at.button(key=button_key("check", softmax.id)).click().run()
+    assert errors(at) == [translate(lang, "errors.quiz_empty")] and score_shown(at, lang, 0, n)
+
+    at.text_input(key=answer_key(wo.id)).input("  ｗ＿ｏ ")  # full width, lower case, blanks: still W^O
+    at.button(key=button_key("check", wo.id)).click().run()
+    assert score_shown(at, lang, 1, n) and not errors(at)
+    assert translate(lang, "quiz.given", answer=escape(wo.accepted[0])) in texts(at)
+
+    forged = "**GQA** ![i](http://127.0.0.1:9/x.png)"
+    at.text_input(key=answer_key(mqa.id)).input(forged)
+    at.button(key=button_key("check", mqa.id)).click().run()
+    assert score_shown(at, lang, 1, n) and translate(lang, "quiz.wrong") in errors(at)
+    assert translate(lang, "quiz.given", answer=escape(forged)) in texts(at)
+    assert translate(lang, "quiz.expected", answer=escape(mqa.accepted[0])) in texts(at)
+    assert "\\*\\*GQA\\*\\*" in escape(forged) and "](" not in escape(forged)
+
+    at.text_input(key=answer_key(softmax.id)).input(short_text(softmax, True))
+    at.button(key=button_key("check", softmax.id)).click().run()
+    assert score_shown(at, lang, 2, n) and not at.exception
 
 
 def test_an_answer_to_a_graded_question_is_refused():

@@ -15,6 +15,7 @@ from mha_core.presets import PRESET_KEYS, preset
 from mha_core.quiz.generate import RECIPES, generate, text_fields
 from mha_core.quiz.model import Kind, Option, Question
 from mha_core.quiz.numbers import UNITS, format_value
+from mha_core.quiz.short import normalise
 from mha_core.sources import render_citations
 
 BANK_DIR = Path(__file__).resolve().parents[2] / "assets" / "quiz"
@@ -73,6 +74,9 @@ def _entry(raw: dict, sections: tuple[str, ...]) -> Entry:
     elif e.kind is Kind.TEXT:
         if e.options or e.correct:
             problems.append("free text takes no options")
+    elif e.kind is Kind.SHORT:
+        if e.options or len(e.correct) != 1 or not normalise(e.correct[0]):
+            problems.append("a short answer takes no options and one answer id (its language-free form)")
     else:
         wanted = {Kind.SINGLE: len(e.correct) == 1, Kind.MULTIPLE: len(e.correct) >= 1,
                   Kind.ORDERING: sorted(e.correct) == sorted(e.options)}[e.kind]
@@ -107,9 +111,23 @@ def _texts(lang: str) -> Mapping[str, Mapping]:
         need = {"title", "prompt", "explanation"} | ({"model_answer"} if e.kind is Kind.TEXT else set())
         if e.options:
             need.add("options")
+        if e.kind is Kind.SHORT:
+            need.add("accept")
         if set(t) != need or set(t.get("options", {})) != set(e.options):
             raise BankError(f"{lang}.toml [{e.id}] needs exactly {sorted(need)} and options {list(e.options)}")
+        if e.kind is Kind.SHORT:
+            _check_accepted(e, lang, t["accept"])
     return MappingProxyType(texts)
+
+
+def _check_accepted(e: Entry, lang: str, forms: object) -> None:
+    """A short answer's accepted forms: a list of distinct, non-blank strings that includes the answer id."""
+    if not isinstance(forms, list) or not forms or not all(isinstance(f, str) and normalise(f) for f in forms):
+        raise BankError(f"{lang}.toml [{e.id}] accept must be a list of non-blank strings")
+    if len(set(forms)) != len(forms):
+        raise BankError(f"{lang}.toml [{e.id}] lists an accepted form twice")
+    if normalise(e.correct[0]) not in {normalise(f) for f in forms}:
+        raise BankError(f"{lang}.toml [{e.id}] must accept the answer id {e.correct[0]!r}")
 
 
 def _cited(table: dict, lang: str) -> dict:
@@ -145,6 +163,7 @@ def _question(e: Entry, lang: str, seed: int) -> Question:
         correct=e.correct,
         value=value, unit=e.unit, params=params,
         model_answer=t.get("model_answer", "").format(**shown) if shown else t.get("model_answer", ""),
+        accepted=tuple(t.get("accept", ())),
     )
 
 

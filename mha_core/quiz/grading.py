@@ -9,6 +9,7 @@ from types import MappingProxyType
 from mha_core.errors import LabError
 from mha_core.quiz.model import Grade, Kind, Question, SelfMark
 from mha_core.quiz.numbers import canonical_number, format_value, matches, parse_number
+from mha_core.quiz.short import clean, match, normalise
 
 SELF_RIGHT = "self:right"
 SELF_WRONG = "self:wrong"
@@ -72,8 +73,19 @@ def _text(q: Question, answer: object) -> tuple[bool, str, str]:
     return answer.correct, SELF_RIGHT if answer.correct else SELF_WRONG, SELF_RIGHT
 
 
+def _short(q: Question, answer: object) -> tuple[bool, str, str]:
+    if answer is None:
+        raise _empty()
+    if not isinstance(answer, str):
+        raise TypeError("a short answer is the text the student typed")
+    if not normalise(answer):  # blanks or marks only ("  ", "_", "。"): nothing was answered
+        raise _empty()
+    typed, right = clean(answer), match(answer, q.accepted)
+    return right, q.correct[0] if right else typed, q.correct[0]
+
+
 _GRADERS = MappingProxyType({Kind.SINGLE: _single, Kind.MULTIPLE: _multiple, Kind.ORDERING: _ordering,
-                             Kind.NUMERIC: _numeric, Kind.TEXT: _text})
+                             Kind.NUMERIC: _numeric, Kind.TEXT: _text, Kind.SHORT: _short})
 
 
 def grade(question: Question, answer: object) -> Grade:
@@ -82,8 +94,11 @@ def grade(question: Question, answer: object) -> Grade:
     Answers by kind: single → option id; multiple → collection of option ids; numeric → the typed
     string (separators, exponents, full-width digits, K/M/G or KiB/MiB/GiB as the question states);
     ordering → sequence of item ids, first to last; text → SelfMark(text, correct), the student's own
-    verdict after reading the model answer. Canonical forms: option id; sorted ids joined by ",";
-    the number in base units ("1048576"); ids joined by ">"; "self:right" / "self:wrong".
+    verdict after reading the model answer; short → the typed string, right when it matches an accepted form
+    after mha_core.quiz.short.normalise (case, width, blanks, sub/superscript marks). Canonical forms: option
+    id; sorted ids joined by ","; the number in base units ("1048576"); ids joined by ">"; "self:right" /
+    "self:wrong"; a short answer's id when right (the same in every language), else the text as typed
+    (mha_core.quiz.short.clean: blanks collapsed, capped).
     Bad input raises LabError (quiz_empty, quiz_not_number, quiz_bad_unit, quiz_unknown_option,
     quiz_order_incomplete) and grades nothing; a wrong Python type raises TypeError.
     """
@@ -92,7 +107,8 @@ def grade(question: Question, answer: object) -> Grade:
 
 
 def describe(question: Question, canonical: str) -> str:
-    """A canonical answer written for the student: option texts, or the number in the stated unit.
+    """A canonical answer written for the student: option texts, the number in the stated unit, or a short
+    answer's first accepted form (a wrong one as typed: plain text, for the caller to escape in markdown).
     Free-text answers have no text here (the page says "marked right/wrong")."""
     if question.kind is Kind.SINGLE:
         return question.option(canonical).text
@@ -102,4 +118,6 @@ def describe(question: Question, canonical: str) -> str:
         return " → ".join(question.option(i).text for i in canonical.split(">"))
     if question.kind is Kind.NUMERIC:
         return format_value(Fraction(canonical), question.unit)
+    if question.kind is Kind.SHORT:
+        return question.accepted[0] if canonical == question.correct[0] else canonical
     return ""

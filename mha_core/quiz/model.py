@@ -17,6 +17,7 @@ class Kind(StrEnum):
     NUMERIC = "numeric"      # answer: the text the student typed
     ORDERING = "ordering"    # answer: a sequence of item ids, first to last
     TEXT = "text"            # answer: SelfMark (free text, marked by the student after the model answer)
+    SHORT = "short"          # answer: the word or symbol typed, matched against the accepted forms
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,10 @@ class Option:
 
 @dataclass(frozen=True)
 class Question:
-    """One question in one language. ``correct`` holds option ids (single/multiple) or the item order
-    (ordering); ``value`` is a numeric question's answer in base units, computed at load time."""
+    """One question in one language. ``correct`` holds option ids (single/multiple), the item order
+    (ordering) or a short answer's id (its language-free form, e.g. "W^O"); ``value`` is a numeric question's
+    answer in base units, computed at load time; ``accepted`` are a short answer's forms in this language, the
+    one shown as the right answer first."""
 
     id: str
     kind: Kind
@@ -45,6 +48,7 @@ class Question:
     value: Fraction | None = None
     unit: str = ""
     model_answer: str = ""
+    accepted: tuple[str, ...] = ()
     params: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     def option(self, option_id: str) -> Option:

@@ -18,9 +18,12 @@ are those of Moodle's importer, question/format/xml/format.php, and of lib/quest
   type is in core only in recent ones and drag-and-drop into text (``ddwtos``) needs the items written into a
   sentence. Each position ("Position 1" = first) gets a menu of all the items. Moodle gives partial credit per
   position; the app grades the whole order.
-- text → ``shortanswer`` only where the bank lists accepted short answers; it lists none today (each free-text
-  item asks for a sentence or an explanation, which string matching cannot mark), so every free-text item is an
-  ``essay``, marked by the teacher, with the model answer as the grader's information and in the feedback.
+- short → ``shortanswer``: every form the bank accepts in the exported language is an answer worth 100 %, case
+  ignored (``usecase`` 0). Moodle compares the trimmed text with each form and reads ``*`` as a wildcard, but it
+  does not fold width or drop the marks in W^O / W_O as the app does (mha_core.quiz.short), so the bank lists the
+  common spellings themselves; forms that differ only in case are written once, and a literal ``*`` is ``\\*``.
+- text → ``essay`` (each free-text item asks for a sentence or an explanation, which string matching cannot
+  mark): marked by the teacher, with the model answer as the grader's information and in the feedback.
 
 Texts are the bank's markdown rendered to HTML with CommonMark (as the app renders them). The XML is built with
 ElementTree, which escapes the HTML as character data; that is the same XML as the CDATA sections Moodle's own
@@ -213,6 +216,23 @@ def _matching(q: Question, seed: int) -> ET.Element:
     return el
 
 
+def shortanswer_forms(q: Question) -> tuple[str, ...]:
+    """A short answer's accepted forms as Moodle answers: bank order, one per case-insensitive spelling, ``*``
+    escaped (Moodle's wildcard)."""
+    seen: dict[str, str] = {}
+    for form in q.accepted:
+        seen.setdefault(form.casefold(), form.replace("*", "\\*"))
+    return tuple(seen.values())
+
+
+def _shortanswer(q: Question, seed: int) -> ET.Element:
+    el = _header(q, "shortanswer", seed, as_html(q.prompt))
+    _sub(el, "usecase", "0")  # case-insensitive, like the app
+    for form in shortanswer_forms(q):
+        _answer(el, Fraction(1), form, fmt="moodle_auto_format")
+    return el
+
+
 def _essay(q: Question, seed: int) -> ET.Element:
     el = _header(q, "essay", seed, as_html(q.prompt))
     model = as_html(translate(q.lang, "quiz.model_answer", text=q.model_answer))
@@ -227,7 +247,7 @@ def _essay(q: Question, seed: int) -> ET.Element:
 
 
 _BUILDERS = MappingProxyType({Kind.SINGLE: _choice, Kind.MULTIPLE: _choice, Kind.NUMERIC: _numerical,
-                              Kind.ORDERING: _matching, Kind.TEXT: _essay})
+                              Kind.ORDERING: _matching, Kind.TEXT: _essay, Kind.SHORT: _shortanswer})
 
 
 def _category(lang: str, section: str) -> ET.Element:
