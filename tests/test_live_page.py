@@ -32,6 +32,12 @@ def db(tmp_path, monkeypatch) -> str:
     return url
 
 
+@pytest.fixture(autouse=True)
+def unshared_reads(monkeypatch):
+    """Every poll reads the database: these tests publish and read back within one window of the shared read."""
+    monkeypatch.setattr(live, "SHARED_READ_S", 1e-6)
+
+
 @pytest.fixture
 def store(db):
     s = Storage.open(db)
@@ -287,3 +293,18 @@ def test_the_vote_charts_are_valid_and_the_histogram_hides_the_answer_until_reve
     moved = vote_charts.shift_bars((3, 5, 0), (1, 7, 0), labels, round_titles=("R1", "R2")).to_dict(validate=True)
     data = next(iter(moved["datasets"].values()))
     assert [row["count"] for row in data] == [3, 5, 0, 1, 7, 0]
+
+
+def test_a_process_reads_a_classs_live_state_once_per_window_for_all_its_students(store, monkeypatch):
+    """60 polling students cost one read per SHARED_READ_S, not 60 a second; a new window reads the new version."""
+    from mha_core.lesson import LiveState
+
+    info = store.create_class()
+    store.publish_live(info.id, LiveState(step=0, page="overview", settings=()))
+    monkeypatch.setattr(live, "SHARED_READ_S", 3600.0)
+    first = live._read_live(info.id)
+    store.publish_live(info.id, LiveState(step=1, page="prereq", settings=()))
+    assert live._read_live(info.id) == first  # the same window: the shared read
+    monkeypatch.setattr(live, "SHARED_READ_S", 1e-6)
+    version, state = live._read_live(info.id)
+    assert version == first[0] + 1 and state.page == "prereq"

@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterator, Sequence
 
 import numpy as np
-from fpdf import FPDF
+from fpdf import FPDF, line_break
 from fpdf.enums import CharVPos, TextMode, XPos, YPos
 from fpdf.fonts import FontFace
-from fpdf.line_break import Fragment
+from fpdf.line_break import CurrentLine, Fragment, SpaceHint
 
 from mha_core.handout.content import Handout
 from mha_core.handout.worked import fmt_rows
@@ -44,6 +44,34 @@ _MARKUP = re.compile(r"([_^])\{([^{}]*)\}|ᵀ")
 def font_path() -> str:
     """The shipped font collection (inside the installed package, never fetched)."""
     return str(importlib.resources.files("noto_cjk_sans_otc") / FONT_FILE)
+
+
+_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+_NO_LINE_START = set("，。、；：？！）》」』”’〕】…%")  # Chinese punctuation that never begins a line
+_NO_LINE_END = set("（《「『“‘〔【")                  # nor ends one
+
+
+class CJKCurrentLine(CurrentLine):
+    """fpdf2 breaks lines only at spaces; Chinese text has none, so a line ended at the last space and the rest of
+    it stayed empty. This line also offers a break between two characters when either is Chinese (never before
+    closing or after opening punctuation), the way Chinese is typeset. Installed once for fpdf2's line breaker
+    (which only the handout uses)."""
+
+    def add_character(self, character: str, character_width: float, original_fragment: Fragment,  # type: ignore[override]
+                      original_fragment_index: int, original_character_index: int, height: float,
+                      url: str | int | None = None) -> None:
+        last = self.fragments[-1].characters[-1] if self.fragments and self.fragments[-1].characters else ""
+        if (last and not last.isspace() and not character.isspace() and (_CJK.match(last) or _CJK.match(character))
+                and character not in _NO_LINE_START and last not in _NO_LINE_END):
+            # a break here keeps everything before ``character`` and resumes at it (the caller adds 1)
+            self.space_break_hint = SpaceHint(original_fragment_index, original_character_index - 1,
+                                              len(self.fragments), len(self.fragments[-1].characters), self.width,
+                                              self.number_of_spaces)
+        super().add_character(character, character_width, original_fragment, original_fragment_index,
+                              original_character_index, height, url)
+
+
+line_break.CurrentLine = CJKCurrentLine  # the one hook: MultiLineBreak builds its lines from this name
 
 
 class HandoutPDF(FPDF):

@@ -50,6 +50,7 @@ FOLLOW_POLL_S = 1.0   # a member's poll of the class's live state while the clas
 IDLE_POLL_S = 3.0     # a member's check whether the class went live
 HEARTBEAT_S = 5.0     # a student's "I am here" at most this often (not every poll)
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
+SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time
 
 # --- session keys (values, not widgets) ---
@@ -67,6 +68,7 @@ VOTED_KEY = "live_voted"           # session: {(vote key, round): choice} of thi
 EDIT_KEY = "live_edit"             # session: (class id, Plan) in the teacher's plan editor
 FULL_RUN_KEY = "_live_full_run"    # session: True while frame's fragment runs inside a full run
 DRAWN_KEY = "_live_drawn"          # session: whether the page was last drawn following (its votes or predictions)
+BANNER_VERSION_KEY = "_live_banner_version"  # session: the live version the banner was last drawn from
 FLASH_KEY = "live_flash"           # session: a LabError a live callback left, to show once
 VOTE_FLASH_KEY = "live_vote_flash"  # session: a LabError of the student's last vote, to show under the vote
 VOTE_FAILED_KEY = "live_vote_failed"  # session: True when the database failed the last send (offer "send again")
@@ -223,6 +225,10 @@ def frame(current_key: str) -> None:
             _follow_idle(m, current_key)
     finally:
         ss[FULL_RUN_KEY] = False
+    state = _live_seen()
+    if state is not None:  # drawn by the full run only: a poll that changes nothing draws nothing
+        ss[BANNER_VERSION_KEY] = ss[SEEN_KEY].version
+        _banner(m, state)
 
 
 # --- the presenter ---
@@ -417,11 +423,24 @@ def _presenter_clock(lesson: Lesson, current_key: str) -> None:
 
 # --- the student ---
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _read_live_in(class_id: int, window: int) -> tuple[int, LiveState | None]:
+    """The class's live state as read once in this time window (cached: shared by the process's students)."""
+    return storage().read_live(class_id)
+
+
+def _read_live(class_id: int) -> tuple[int, LiveState | None]:
+    """The class's live state, read once per SHARED_READ_S by this process for all its students (60 students
+    polling every second would otherwise be 60 reads a second; a cleared cache only costs one more read)."""
+    return _read_live_in(class_id, int(time.time() / SHARED_READ_S))
+
+
 def _poll(m: Member, current_key: str, live_now: bool) -> None:
-    """Read the class's live state; follow it (settings, page) when the version grew or the page differs."""
+    """Read the class's live state; follow it (settings, page) when the version grew or the page differs. Draws
+    nothing: the banner is drawn by the full run that a change triggers."""
     ss = st.session_state
     try:
-        version, state = storage().read_live(m.class_id)
+        version, state = _read_live(m.class_id)
     except LabError:
         return  # the next poll tries again; the page itself says when the database is down
     ss[SEEN_KEY] = Seen(m.class_id, version, state)
@@ -445,7 +464,8 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
             st.rerun(scope="app")  # the page draws the teacher's settings, the vote's new phase
     if in_fragment_run and following() != ss.get(DRAWN_KEY):
         st.rerun(scope="app")  # exploring: the page's predictions are the student's own again
-    _banner(m, state)
+    if in_fragment_run and ss.get(BANNER_VERSION_KEY) != version:
+        st.rerun(scope="app")  # exploring: the banner shows the teacher's new step
 
 
 def _heartbeat(m: Member) -> None:

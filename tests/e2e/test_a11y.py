@@ -186,7 +186,7 @@ def test_the_whole_quiz_by_keyboard_alone(browser, server):
     from mha_core.quiz.model import Kind
     from mha_core.quiz.store import new_student_id, student_seed
     from mha_core.ui.quiz import answer_key, button_key
-    from quizhelpers import STATED, torch_expected
+    from quizhelpers import STATED, short_text, torch_expected
 
     student = new_student_id()
     questions = load_questions("en", student_seed(student))
@@ -219,6 +219,10 @@ def test_the_whole_quiz_by_keyboard_alone(browser, server):
             elif q.kind is Kind.NUMERIC:
                 _tab_to(page, f"{box} input")
                 page.keyboard.type(f"{(torch_expected(q) / STATED[q.unit]).numerator:,}")
+                _press(page, "Enter")
+            elif q.kind is Kind.SHORT:
+                _tab_to(page, f"{box} input")
+                page.keyboard.type(short_text(q, True))
                 _press(page, "Enter")
             elif q.kind is Kind.ORDERING:
                 for o in q.correct:  # type to filter, Enter to pick: the order picked is the answer

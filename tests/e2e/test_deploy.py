@@ -132,8 +132,9 @@ def _singles(key: str):  # noqa: ANN202 - tuple of Question
 
 def _progress_text(answered: int) -> str:
     from mha_core.i18n import translate
+    from mha_core.quiz import load_questions
 
-    return translate("en", "quiz.progress", answered=answered, total=35)
+    return translate("en", "quiz.progress", answered=answered, total=len(load_questions("en")))
 
 
 async def _answer(s, run, q, right: bool):  # noqa: ANN001, ANN202 - cluster.Student, cluster.Run, Question

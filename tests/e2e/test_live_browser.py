@@ -123,7 +123,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     for _ in range(2):  # drop "prereq", then "split": step 2 becomes the attend page (its causal mask, its vote)
         _click(teacher, ".st-key-live_plan_drop_1")
     plan_text = teacher.locator(".st-key-live_plan").inner_text()
-    assert "7 steps" in plan_text, plan_text
+    assert "Steps: 7" in plan_text, plan_text
     _click(teacher, ".st-key-live_start")
     _wait_following(teacher, "overview")
     teacher.locator(".st-key-live_bar").wait_for(timeout=FOLLOW_MS)
@@ -144,7 +144,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     (_, phone, phone_tag), (_, laptop, laptop_tag) = students
     assert "1/7" in phone.locator(".st-key-live_banner").inner_text()          # zh: 第 1/7 步
     assert "step 1/7" in laptop.locator(".st-key-live_banner").inner_text()
-    _wait_metric(teacher, "Following", "2 of 2 following")
+    _wait_metric(teacher, "Following the teacher", "2 of 2")
 
     # --- (a) next step, h and the causal mask: both students show the teacher's page and settings
     _click(teacher, ".st-key-live_next")
@@ -174,7 +174,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     _wait_metric(teacher, "Votes", "2 of 2 voted")
     _click(teacher, ".st-key-live_vote_close")
     teacher.locator(f"{VOTE_BOX} [data-testid='stVegaLiteChart']").first.wait_for(timeout=FOLLOW_MS)
-    assert "Round 1 · 2 votes" in teacher.locator(VOTE_BOX).first.inner_text()
+    assert "Round 1 · votes: 2" in teacher.locator(VOTE_BOX).first.inner_text()
     teacher.screenshot(path=str(shots / "live-vote-histogram-1280-en.png"), full_page=True)
     phone.locator(f"{VOTE_BOX} [data-testid='stAlert']").first.wait_for(timeout=FOLLOW_MS)  # "the vote is closed"
     _click(teacher, ".st-key-live_vote_again")
@@ -199,7 +199,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     assert len({r.vote_key for r in rows}) == 1 and rows[0].vote_key.startswith("attend.attend-8-8-illustrative-0-1-")
     moved = shift(rows, rows[0].vote_key, len(options), answer)
     assert moved.moved[0][1] == 1 and moved.moved[1][1] == 1    # one moved 1st -> 2nd option, one stayed
-    share = teacher.locator("[data-testid='stMetric']").filter(has_text="Share right").first.inner_text()
+    share = teacher.locator("[data-testid='stMetric']").filter(has_text="Correct, round 1").first.inner_text()
     assert f"{moved.right_before:.0%} → {moved.right_after:.0%}" in share
     table = teacher.locator(f"{VOTE_BOX} [data-testid='stTable']").first.inner_text()
     assert "Round 1 choice" in table
@@ -215,7 +215,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     laptop.locator("[data-testid='stSidebarNav'] a[href$='/split']").first.click()
     _wait_following(laptop, "split")
     wait_ready(laptop)
-    _wait_metric(teacher, "Following", "1 of 2 following")
+    _wait_metric(teacher, "Following the teacher", "1 of 2")
     _click(teacher, ".st-key-live_next")
     _wait_following(phone, "concat")
     laptop.wait_for_function(  # the laptop has read the teacher's new step (its banner says so) ...
@@ -226,7 +226,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     _click(laptop, ".st-key-live_back")
     _wait_following(laptop, "concat", hd="8", causal="1")
     assert laptop.locator(".st-key-live_explore").count() == 1
-    _wait_metric(teacher, "Following", "2 of 2 following")
+    _wait_metric(teacher, "Following the teacher", "2 of 2")
     teacher.screenshot(path=str(shots / "live-presenter-following-1280-en.png"), full_page=True)
     phone.screenshot(path=str(shots / f"live-student-concat-{phone_tag}.png"), full_page=True)
     for ctx, page, _ in students:

@@ -1,4 +1,4 @@
-"""The quiz can be completed by clicking (and typing numbers) in a real browser, in both languages."""
+"""The quiz can be completed by clicking (and typing numbers and short answers) in a real browser, in both languages."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from mha_core.quiz import load_questions
 from mha_core.quiz.model import Kind
 from mha_core.quiz.store import student_seed
 from mha_core.ui.quiz import answer_key, button_key
-from quizhelpers import STATED, torch_expected
+from quizhelpers import STATED, short_text, torch_expected
 
 pytestmark = pytest.mark.e2e
 LOCALES = {"zh": "zh-CN", "en": "en-US"}
@@ -48,6 +48,9 @@ def test_whole_quiz_by_clicking(browser, server, shots, lang):
             elif q.kind is Kind.NUMERIC:
                 value = torch_expected(q) / STATED[q.unit]
                 box.locator("input").fill(f"{value.numerator:,}")
+                box.locator("input").press("Enter")
+            elif q.kind is Kind.SHORT:
+                box.locator("input").fill(short_text(q, True))
                 box.locator("input").press("Enter")
             if q.kind is Kind.TEXT:
                 box.locator("textarea").fill("W^O learns how to fuse the heads.")
