@@ -20,10 +20,12 @@ import streamlit as st
 
 from mha_core.classroom.storage import DatabaseError
 from mha_core.errors import LabError
+from mha_core.markdown import escape
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import SELF_RIGHT, describe, grade
 from mha_core.quiz.model import Grade, Kind, Question, SelfMark
 from mha_core.quiz.progress import Progress, presented_order
+from mha_core.quiz.short import MAX_SHORT
 from mha_core.quiz.store import student_seed
 from mha_core.ui import live, present, render, student
 from mha_core.ui.i18n import lang, t
@@ -189,7 +191,7 @@ def _read_answer(q: Question) -> object:
         return [o for o in q.option_ids if ss.get(answer_key(q.id, o))]
     if q.kind is Kind.ORDERING:
         return list(ss.get(answer_key(q.id)) or [])
-    if q.kind is Kind.NUMERIC:
+    if q.kind in (Kind.NUMERIC, Kind.SHORT):
         return ss.get(answer_key(q.id)) or ""
     return ss.get(answer_key(q.id))
 
@@ -302,6 +304,13 @@ def _numeric(view: QuizView, q: Question) -> None:
     _check_button(view, q)
 
 
+def _short(view: QuizView, q: Question) -> None:
+    st.text_input(t("quiz.your_answer"), key=answer_key(q.id), max_chars=MAX_SHORT,
+                  placeholder=t("quiz.placeholder_short"))
+    st.caption(t("quiz.hint_short"))
+    _check_button(view, q)
+
+
 def _ordering(view: QuizView, q: Question) -> None:
     texts = {o.id: o.text for o in q.options}
     st.multiselect(t("quiz.order_label"), presented_order(q, view.seed), key=answer_key(q.id),
@@ -327,7 +336,7 @@ def _text(view: QuizView, q: Question) -> None:
 
 _INPUTS: Mapping[Kind, Callable[[QuizView, Question], None]] = MappingProxyType({
     Kind.SINGLE: _single, Kind.MULTIPLE: _multiple, Kind.NUMERIC: _numeric,
-    Kind.ORDERING: _ordering, Kind.TEXT: _text,
+    Kind.ORDERING: _ordering, Kind.TEXT: _text, Kind.SHORT: _short,
 })
 
 
@@ -341,9 +350,10 @@ def _feedback(q: Question, g: Grade) -> None:
         st.markdown(t("quiz.self_marked_right" if g.canonical == SELF_RIGHT else "quiz.self_marked_wrong"))
         st.markdown(t("quiz.model_answer", text=q.model_answer))
     else:
-        st.markdown(t("quiz.given", answer=describe(q, g.canonical)))
+        shown = escape if q.kind is Kind.SHORT else str  # a short answer is the student's own text
+        st.markdown(t("quiz.given", answer=shown(describe(q, g.canonical))))
         if not g.correct:
-            st.markdown(t("quiz.expected", answer=describe(q, g.expected)))
+            st.markdown(t("quiz.expected", answer=shown(describe(q, g.expected))))
     if student.explanations_visible():
         st.markdown(q.explanation)
     else:
