@@ -21,7 +21,7 @@ from fpdf.fonts import FontFace
 from fpdf.line_break import CurrentLine, Fragment, SpaceHint
 
 from mha_core.handout.content import Handout
-from mha_core.handout.worked import fmt_rows
+from mha_core.handout.worked import DECIMALS, fmt_rows
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import MAX_TOKENS
 from mha_core.quiz import Kind, Question, format_value
@@ -303,7 +303,8 @@ def _worked(pdf: HandoutPDF, ho: Handout) -> None:
     pdf.add_page()
     _heading(pdf, pdf.t("handout.worked_title"))
     labels = pdf.t("handout.worked_tokens").split()
-    _para(pdf, pdf.t("handout.worked_lead", n=tr.x.shape[0], d_model=tr.d_model, h=tr.n_heads, d_head=tr.d_head))
+    _para(pdf, pdf.t("handout.worked_lead", n=tr.x.shape[0], d_model=tr.d_model, h=tr.n_heads, d_head=tr.d_head,
+                          decimals=DECIMALS))
     _heading(pdf, pdf.t("handout.worked_weights", d_model=tr.d_model, inner=wk.w_q.shape[1]), level=1)
     _matrix_table(pdf, pdf.t("handout.col_row"), [str(i + 1) for i in range(wk.w_q.shape[0])],
                   (("W_{Q}", wk.w_q), ("W_{K}", wk.w_k), ("W_{V}", wk.w_v), ("W^{O}", wk.w_o)))
@@ -335,7 +336,7 @@ def _worked(pdf: HandoutPDF, ho: Handout) -> None:
     _heading(pdf, pdf.t("handout.worked_concat"), level=1)
     _matrix_table(pdf, pdf.t("handout.col_token"), labels,
                   (("Concat(head_{1}, head_{2})", tr.concat), ("Concat · W^{O}", tr.output)))
-    _para(pdf, pdf.t("handout.worked_check"), size=SMALL, color=GREY)
+    _para(pdf, pdf.t("handout.worked_check", decimals=DECIMALS), size=SMALL, color=GREY)
 
 
 def _answer_text(q: Question, order: tuple[str, ...]) -> str:
