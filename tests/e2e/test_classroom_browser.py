@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from classhelpers import teacher_opens_a_class
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "e2e-teacher"
@@ -44,17 +45,7 @@ def test_teacher_sees_two_students_answers_live(browser, class_server, shots):
 
     teacher_ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
     teacher = teacher_ctx.new_page()
-    teacher.goto(f"{class_server}/classroom")
-    wait_ready(teacher)
-    teacher.locator(".st-key-classroom_role button").filter(has_text="the teacher").click()
-    wait_ready(teacher)
-    teacher.get_by_label("Teacher password").fill(PASSWORD)
-    teacher.get_by_role("button", name="Open the dashboard").click()
-    wait_ready(teacher)
-    teacher.get_by_role("button", name="Open a new class").click()
-    wait_ready(teacher)
-    code = teacher.locator('[data-testid="stMain"] h1').filter(has_text=re.compile(r"^[A-Z2-9]{4}-[A-Z2-9]{4}$"))
-    code = code.first.inner_text().strip().replace("-", "")
+    code = teacher_opens_a_class(teacher, f"{class_server}/classroom", PASSWORD)
     assert _metric(teacher, "Students joined") == "0"
 
     students = []

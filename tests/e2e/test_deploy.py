@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from classhelpers import teacher_opens_a_class
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "deploy-teacher"
@@ -216,7 +217,6 @@ def _click_single(page, q, right: bool) -> tuple[str, bool]:  # noqa: ANN001 - P
 
 
 def test_a_class_survives_losing_a_replica(browser, deployment, shots):
-    import re
 
     from sqlalchemy import select
 
@@ -240,17 +240,7 @@ def test_a_class_survives_losing_a_replica(browser, deployment, shots):
     # the teacher, on the replica that survives, opens a class
     teacher_ctx = context(routes[survivor][0])
     teacher = teacher_ctx.new_page()
-    teacher.goto(f"{lb}/classroom?lang=en")
-    wait_ready(teacher)
-    teacher.locator(".st-key-classroom_role button").filter(has_text="the teacher").click()
-    wait_ready(teacher)
-    teacher.get_by_label("Teacher password").fill(PASSWORD)
-    teacher.get_by_role("button", name="Open the dashboard").click()
-    wait_ready(teacher)
-    teacher.get_by_role("button", name="Open a new class").click()
-    wait_ready(teacher)
-    code = teacher.locator('[data-testid="stMain"] h1').filter(has_text=re.compile(r"^[A-Z2-9]{4}-[A-Z2-9]{4}$"))
-    code = code.first.inner_text().strip().replace("-", "")
+    code = teacher_opens_a_class(teacher, f"{lb}/classroom?lang=en", PASSWORD)
 
     # five protocol students (three on the doomed replica) join and answer BEFORE questions each
     loop = Loop()

@@ -8,11 +8,11 @@ wait is a generous timeout on something that must happen. Screenshots (live-*.pn
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
+from classhelpers import teacher_opens_a_class
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "e2e-live-teacher"
@@ -109,17 +109,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     # --- the teacher: dashboard, a new class, the plan trimmed to overview -> attend -> concat ..., Teach live
     teacher_ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
     teacher = teacher_ctx.new_page()
-    teacher.goto(f"{base}/classroom")
-    wait_ready(teacher)
-    teacher.locator(".st-key-classroom_role button").filter(has_text="the teacher").click()
-    wait_ready(teacher)
-    teacher.get_by_label("Teacher password").fill(PASSWORD)
-    teacher.get_by_role("button", name="Open the dashboard").click()
-    wait_ready(teacher)
-    teacher.get_by_role("button", name="Open a new class").click()
-    wait_ready(teacher)
-    code = teacher.locator('[data-testid="stMain"] h1').filter(has_text=re.compile(r"^[A-Z2-9]{4}-[A-Z2-9]{4}$"))
-    code = code.first.inner_text().strip().replace("-", "")
+    code = teacher_opens_a_class(teacher, f"{base}/classroom", PASSWORD)
     for _ in range(2):  # drop "prereq", then "split": step 2 becomes the attend page (its causal mask, its vote)
         _click(teacher, ".st-key-live_plan_drop_1")
     plan_text = teacher.locator(".st-key-live_plan").inner_text()

@@ -1,0 +1,24 @@
+"""What every class-mode browser test does first: the teacher logs in on the class page and opens a new class."""
+
+from __future__ import annotations
+
+import re
+
+CODE = re.compile(r"^[A-Z2-9]{4}-[A-Z2-9]{4}$")  # a join code as the teacher's card shows it
+
+
+def teacher_opens_a_class(teacher, url: str, password: str) -> str:  # noqa: ANN001 - a Playwright page
+    """Open ``url`` (the class page), switch to the teacher's view, log in, open a new class; its code (no dash)."""
+    from benchmarks.harness import wait_ready
+
+    teacher.goto(url)
+    wait_ready(teacher)
+    teacher.locator(".st-key-classroom_role button").filter(has_text="the teacher").click()
+    wait_ready(teacher)
+    teacher.get_by_label("Teacher password").fill(password)
+    teacher.get_by_role("button", name="Open the dashboard").click()
+    wait_ready(teacher)
+    teacher.get_by_role("button", name="Open a new class").click()
+    wait_ready(teacher)
+    code = teacher.locator('[data-testid="stMain"] h1').filter(has_text=CODE)
+    return code.first.inner_text().strip().replace("-", "")
