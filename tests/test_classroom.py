@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from dbhelpers import BACKENDS, empty_database
 from sqlalchemy import event, func, select
 
 from mha_core.classroom import (
@@ -51,43 +52,24 @@ from mha_core.classroom.schema import (
     SchemaTooNew,
     answers,
     classes,
-    metadata,
     migrate,
     schema_version,
 )
 from mha_core.errors import LabError
 from mha_core.quiz import load_questions
 
-PG_ENV = "MHA_TEST_DATABASE_URL"
 QUESTIONS = tuple(q.id for q in load_questions("en"))
 NASTY_NAMES = ["<script>alert('x')</script>", "Robert'); DROP TABLE mha_students;--", '"quoted" \'name\'',
                "🦊🐼✨ 学生", "مرحبا بالعالم", "שלום", "=HYPERLINK(\"http://x\")", "**bold** _md_ `code`"]
 
 
-def _pg_url() -> str:
-    url = os.environ.get(PG_ENV)
-    if not url:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must test PostgreSQL, but {PG_ENV} is unset (source tests/ci_postgres.sh in .ci/run)")
-        pytest.skip(f"PostgreSQL variant: set {PG_ENV} (source tests/ci_postgres.sh starts a local server)")
-    return url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=BACKENDS)
 def store(request, tmp_path) -> Iterator[Storage]:
     """A fresh, empty store on each backend (PostgreSQL tables dropped before and after)."""
-    if request.param == "sqlite":
-        s = Storage.open(sqlite_url(tmp_path / "data" / "class.sqlite3"))
-    else:
-        url = _pg_url()
+    with empty_database(request.param, tmp_path) as url:
         s = Storage.open(url)
-        metadata.drop_all(s.engine)
+        yield s
         s.dispose()
-        s = Storage.open(url)
-    yield s
-    if request.param == "postgresql":
-        metadata.drop_all(s.engine)
-    s.dispose()
 
 
 # --- codes ---

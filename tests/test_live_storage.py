@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
+from dbhelpers import BACKENDS, empty_database
 from sqlalchemy import MetaData, func, select
 
 from mha_core.classroom import (
@@ -23,7 +23,6 @@ from mha_core.classroom import (
     VoteRow,
     answers_csv,
     dashboard,
-    sqlite_url,
     vote_stats,
 )
 from mha_core.classroom.schema import (
@@ -41,35 +40,16 @@ from mha_core.classroom.schema import (
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState, Plan, Step, VoteState, default_plan, snapshot, vote_key
 
-PG_ENV = "MHA_TEST_DATABASE_URL"
 KEY = vote_key("attend", "row_sum", (2, 8, "the cat sat"))
 OTHER_KEY = vote_key("split", "shape", (2, 8))
 V2_TABLES = ("mha_schema_version", "mha_classes", "mha_students", "mha_answers", "mha_progress", "mha_limiter")
 
 
-def _pg_url() -> str:
-    url = os.environ.get(PG_ENV)
-    if not url:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must test PostgreSQL, but {PG_ENV} is unset (source tests/ci_postgres.sh in .ci/run)")
-        pytest.skip(f"PostgreSQL variant: set {PG_ENV} (source tests/ci_postgres.sh starts a local server)")
-    return url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=BACKENDS)
 def url(request, tmp_path) -> Iterator[str]:
     """An empty database on each backend (PostgreSQL tables dropped before and after)."""
-    if request.param == "sqlite":
-        yield sqlite_url(tmp_path / "data" / "class.sqlite3")
-        return
-    pg = _pg_url()
-    s = Storage.open(pg)
-    metadata.drop_all(s.engine)
-    s.dispose()
-    yield pg
-    s = Storage.open(pg)
-    metadata.drop_all(s.engine)
-    s.dispose()
+    with empty_database(request.param, tmp_path) as u:
+        yield u
 
 
 @pytest.fixture
