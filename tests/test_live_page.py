@@ -308,3 +308,22 @@ def test_a_process_reads_a_classs_live_state_once_per_window_for_all_its_student
     monkeypatch.setattr(live, "SHARED_READ_S", 1e-6)
     version, state = live._read_live(info.id)
     assert version == first[0] + 1 and state.page == "prereq"
+
+
+def test_a_queued_browser_rerun_that_undoes_the_copied_settings_is_copied_again(store):
+    """A browser's timer rerun queued before the follow rerun carries its old widget values (bench_live found
+    students stuck on the old h for a whole move): the next poll sees the values differ and copies them again,
+    a bounded number of times per version."""
+    at = teach_live("en")
+    info = the_class(store)
+    ann = student(info.code, "Ann")
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(2).run())
+    ok(ann.run())
+    assert ann.session_state[H_DIV.key] == 2
+    ann.sidebar.select_slider(key=H_DIV.key).set_value(4)    # the browser's old value arrives after the copy
+    ok(ann.run())
+    assert ann.session_state[H_DIV.key] == 2                  # the same version, copied again
+    for _ in range(live.MAX_REAPPLY + 1):                     # ... but never more than MAX_REAPPLY times
+        ann.sidebar.select_slider(key=H_DIV.key).set_value(4)
+        ok(ann.run())
+    assert ann.session_state[H_DIV.key] == 4

@@ -51,6 +51,7 @@ IDLE_POLL_S = 3.0     # a member's check whether the class went live
 HEARTBEAT_S = 5.0     # a student's "I am here" at most this often (not every poll)
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
 SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
+MAX_REAPPLY = 3       # times a poll copies the teacher's settings again within one version (see _poll)
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time
 
 # --- session keys (values, not widgets) ---
@@ -61,7 +62,7 @@ GOTO_KEY = "live_goto"             # session: the page the presenter's next full
 PAGE_KEY = "live_page"             # session: the page of this run (the vote keys of render.predict)
 FOLLOW_KEY = "live_follow"         # session: False once the student chose to explore on their own
 SEEN_KEY = "live_seen"             # session: Seen, the class's live state as this member read it last
-APPLIED_KEY = "live_applied"       # session: the version whose settings this member copied
+APPLIED_KEY = "live_applied"       # session: (version, copies again) whose settings this member copied
 BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
 STEPS_KEY = "live_steps"           # session: (class id, lesson start, number of steps) for the student's banner
 VOTED_KEY = "live_voted"           # session: {(vote key, round): choice} of this student's stored votes
@@ -441,8 +442,9 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
     ss = st.session_state
     try:
         version, state = _read_live(m.class_id)
-    except LabError:
-        return  # the next poll tries again; the page itself says when the database is down
+    except LabError as err:  # said where the banner would be (a lost database must not look like "not following")
+        render.show_error(err)
+        return  # the next poll tries again
     ss[SEEN_KEY] = Seen(m.class_id, version, state)
     if (state is not None) != live_now:  # the class went live or ended: poll at the other pace, banner or not
         if state is None:
@@ -453,11 +455,17 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
     _heartbeat(m)
     in_fragment_run = not ss.get(FULL_RUN_KEY)
     if following():
-        changed = ss.get(APPLIED_KEY) != version
+        # Compare values, not only versions: a rerun the browser queued before ours carries its old widget values and
+        # can undo a copy; the next poll copies again (a few times per version at most, so a value a page adjusts
+        # itself can never loop).
+        stale = [(key, value) for key, value in state.settings if ss.get(key) != value]
+        applied, tries = ss.get(APPLIED_KEY) or (None, 0)
+        tries = tries + 1 if applied == version else 0
+        changed = applied != version or (bool(stale) and tries <= MAX_REAPPLY)
         if changed:
-            for key, value in state.settings:
+            for key, value in stale:
                 ss[key] = value
-            ss[APPLIED_KEY] = version
+            ss[APPLIED_KEY] = (version, tries)
         if state.page != current_key:
             _go(state.page)
         if changed and in_fragment_run:
