@@ -1,10 +1,20 @@
-"""A live lesson against one server: one teacher, N students following, the teacher's moves and class votes.
+"""A live lesson: one teacher, N students following, the teacher's moves and class votes, on 1..N replicas.
 
-The students joined the class (``Storage.join``) and open ``/overview?class=CODE&student=KEY``, which restores
-their membership (``student.member``); most speak the app's own websocket protocol (as bench_class.py), with the
-browser's part a follower needs: the follow fragment's auto-reruns (``st.fragment(run_every=...)`` is a timer in
-the browser that asks the server for a fragment run), the page and address the server switches them to, and the
-widgets they use. ``--browsers`` of them are real Chromium pages (a phone every other one).
+The app runs as deployed: ``--replicas`` `streamlit run app.py` processes behind Debian's nginx with the shipped
+site config (benchmarks/cluster.py), sharing one database (PostgreSQL from ``--database-url`` or
+MHA_TEST_DATABASE_URL, else a temporary SQLite file). Each student has its own route cookie, so nginx's cookie
+stickiness spreads them over the replicas as it spreads browsers; the report says how many each replica held.
+Give it a database of its own: the test suite resets the test database (MHA_TEST_DATABASE_URL) while it runs,
+and a lesson whose tables vanish stops following (every poll fails). As root, e.g.
+``runuser -u postgres -- createdb -O mha_test mha_bench_live`` and pass that URL with ``--database-url``.
+
+The students joined the class (``Storage.join``) and open ``/?class=CODE&student=KEY``, which restores their
+membership. Most speak the app's own websocket protocol as the browser does (``Proto``): every rerun carries the
+page hash of the last ``navigation`` message and the values of ALL widgets on the page (as drawn, or as the student
+set them), a widget change is a full rerun, a button press adds its trigger once, and each fragment's
+``auto_rerun`` starts a timer that asks for the fragment's run every interval without waiting for it (the
+browser's setInterval); timers stop when a full run starts. ``--browsers`` of them are real Chromium pages (a
+phone every other one).
 
 The teacher: this script publishes with ``Storage.publish_live`` exactly the ``LiveState`` the presenter's session
 writes (mha_core.ui.live: ``_step_state`` for a step, ``_sync`` for a setting, ``_on_vote`` for a vote's phase:
@@ -13,9 +23,15 @@ the followed settings are ``lesson.snapshot`` of the presenter's session values;
 
 Follow latency: publish committed -> the student's session finished a full run showing the teacher's page and h
 (protocol: the run's page and the address it wrote; Chromium: the page's location, its script stopped).
-Each vote: the teacher opens it, every student picks an option and presses "send" (two runs, as in a browser),
-the teacher closes it; votes expected vs stored per vote (and each stored choice the one sent).
-Usage: python -m benchmarks.bench_live [--students 60] [--moves 10] [--votes 3] [--browsers 2]
+Each vote: the teacher opens it, every student picks an option (a rerun) and presses "send" (a rerun) until the
+page says the vote is in; the teacher closes it. Votes expected vs stored (``Storage.votes``), and each stored
+choice the one sent.
+A student given up on (a move not followed within FOLLOW_TIMEOUT_S, a vote not confirmed) is an error whose text
+says what its session did meanwhile (F/f: a full/fragment run started; ok/fok: it finished; early: stopped for a
+rerun). Experiment: BENCH_LIVE_BARE_TICKS=1 sends the fragment timers' reruns without widget values (unlike a
+browser), to show what the stale values a browser's tick carries do to following.
+Usage: python -m benchmarks.bench_live [--students 60] [--moves 10] [--votes 3] [--browsers 2] [--replicas 1]
+       [--database-url URL]
 """
 
 from __future__ import annotations
@@ -23,9 +39,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import secrets
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -34,30 +52,35 @@ import websockets
 from playwright.async_api import async_playwright
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetStates
-from streamlit.util import calc_hash
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.harness import (
-    CHROMIUM,
-    CHROMIUM_FLAGS,
-    READY,
-    free_port_in,
-    percentile,
-    rss_mib,
-    start_server,
-    stop_server,
+from benchmarks.cluster import (
+    ROUTE_COOKIE,
+    free_port,
+    replica_log,
+    route_of,
+    start_balancer,
+    start_replicas,
+    stop_balancer,
+    stop_replicas,
 )
+from benchmarks.cluster import Student as ClusterStudent
+from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, READY, percentile, rss_mib
 from mha_core.classroom.storage import Storage
 from mha_core.i18n import translate
 from mha_core.lesson import LiveState, VoteState, default_plan, snapshot, vote_key
 from mha_core.quiz.store import new_student_id
 from mha_core.settings import DEFAULTS, H_DIV, SENTENCE
 
-PORTS = (8660, 8699)        # this benchmark's servers
-FOLLOW_TIMEOUT_S = 60.0     # a student that has not followed a move by then counts as an error
-VOTE_TIMEOUT_S = 60.0
-WIDGETS = ("button", "radio", "slider", "checkbox", "selectbox", "text_input", "number_input", "text_area")
+PORTS = (8650, 8699)        # this benchmark's balancer and replicas
+STARTUP_TIMEOUT_S = 60.0    # every student on the lesson's first page by then, or the lesson starts without them
+FOLLOW_TIMEOUT_S = 30.0     # a student that has not followed a move by then counts as an error
+VOTE_TIMEOUT_S = 30.0
+RUN_LIMIT_S = 330.0         # the whole lesson (after start-up) is cut off here: a run stays under 6 minutes
 SEND_KEY = "live_vote_send"   # mha_core.ui.live.SEND_KEY (the module imports streamlit: not imported here)
+VOTE_IN = {translate(lang, "live.vote_in") for lang in ("zh", "en")}   # the page's "your vote is in"
+BARE_TICKS = os.environ.get("BENCH_LIVE_BARE_TICKS") == "1"   # experiment: fragment ticks without widget values
+WARM_PAGES = ("overview", "prereq", "split", "attend", "concat", "why")
 
 
 def choice_key(key: str, round_: int) -> str:
@@ -119,96 +142,221 @@ class Run:
     page: str
     query: dict[str, str]
     widgets: dict[str, tuple[str, object]]   # user key -> (widget id, its element proto)
+    alerts: list[str]                        # the bodies of the run's alerts (info, success, ...)
 
 
 @dataclass
 class Student:
-    """A follower: its latencies, its votes, its errors."""
+    """A follower: where it is served, its latencies, its votes."""
 
     i: int
     key: str
     name: str
+    route: str
     browser: bool = False
+    replica: str = ""
     follow_ms: list[float] = field(default_factory=list)
+    vote_ms: list[float] = field(default_factory=list)     # choice -> the page says the vote is in
     sent: dict[str, int] = field(default_factory=dict)     # vote key -> choice sent
+    ready: asyncio.Event = field(default_factory=asyncio.Event)   # on the lesson's first page, or given up
 
 
-PAGE_OF = {calc_hash(p): p for p in ("overview", "prereq", "split", "attend", "concat", "why", "myths", "real",
-                                     "quiz", "classroom")}
+def _user_key(widget_id: str) -> str:
+    """The user key inside an element id (``$$ID-<hash>-<key>``); the id itself without one."""
+    parts = widget_id.split("-", 2)
+    return parts[2] if len(parts) == 3 and parts[2] != "None" else widget_id
+
+
+def browser_value(kind: str, el) -> WidgetState | None:  # noqa: ANN001 - a widget's element proto
+    """The value the browser's widget manager holds for a widget as drawn (its ``set_value`` value, else its
+    default), in the WidgetState field its Streamlit serde reads; None: the browser has no value (e.g. a radio
+    with index=None, a button) or a kind this client does not model (the server then keeps its own value)."""
+    w = WidgetState(id=el.id)
+    if kind in ("radio", "selectbox"):
+        if el.set_value:
+            if not el.HasField("raw_value"):
+                return None
+            w.string_value = el.raw_value
+        elif el.HasField("default") and 0 <= el.default < len(el.options):
+            w.string_value = el.options[el.default]
+        else:
+            return None
+    elif kind == "slider":
+        if el.options:   # select_slider: formatted options
+            w.string_array_value.data.extend(el.raw_value if el.set_value
+                                             else [el.options[int(i)] for i in el.default])
+        else:
+            w.double_array_value.data.extend(el.value if el.set_value else el.default)
+    elif kind == "button_group":   # segmented_control, pills: formatted options
+        w.string_array_value.data.extend(el.raw_values if el.set_value
+                                         else [el.options[int(i)].content for i in el.default])
+    elif kind == "checkbox":
+        w.bool_value = el.value if el.set_value else el.default
+    elif kind in ("text_input", "text_area"):
+        value = el.value if el.set_value else el.default
+        if not (el.set_value or el.HasField("default")):
+            return None
+        w.string_value = value
+    elif kind == "number_input":
+        if el.set_value and el.HasField("value"):
+            w.double_value = el.value
+        elif el.HasField("default"):
+            w.double_value = el.default
+        else:
+            return None
+    else:
+        return None
+    return w
+
+
+MODELLED = ("button", "radio", "selectbox", "slider", "checkbox", "text_input", "text_area", "number_input",
+            "button_group")   # button: a trigger, sent once when pressed
+WIDGET_KINDS = ("button", "radio", "selectbox", "slider", "checkbox", "text_input", "text_area", "number_input",
+                "button_group", "download_button", "multiselect", "color_picker", "date_input", "time_input")
 
 
 class Proto:
-    """One student's session over the websocket protocol, with the browser's follow timer."""
+    """One student's browser over the websocket protocol: page hash, all widget values, fragment timers."""
 
     def __init__(self, ws, query: str) -> None:  # noqa: ANN001 - a websockets connection
-        self.ws, self.page_hash, self.query = ws, "", query
-        self.fragments: dict[str, float] = {}
-        self.widgets: dict[str, tuple[str, object]] = {}
+        self.ws, self.query = ws, query
+        self.page_hash = ""                       # navigation.page_script_hash: what the browser sends back
+        self.page = "overview"
+        self.values: dict[str, WidgetState] = {}  # widget id -> the browser's value for it
+        self.timers: dict[str, tuple[float, asyncio.Task]] = {}   # fragment id -> (interval, its timer)
+        self.widgets: dict[str, tuple[str, object]] = {}          # this full run's widgets by user key
+        self.alerts: list[str] = []
+        self.seen: set[str] = set()               # widget ids drawn in this full run
+        self.full_run = False
         self.runs: list[Run] = []
         self.exceptions = 0
         self.last_exception = ""
-        self.lock = asyncio.Lock()
-        self.finished = asyncio.Event()
+        self.unmodelled: set[str] = set()         # widget kinds whose value this client leaves to the server
+        self.send_lock = asyncio.Lock()
         self.changed = asyncio.Event()
+        self.closed = False
+        self.fragment_runs: list[float] = []      # when each fragment run finished (diagnostics)
+        self.log: list[tuple[float, str]] = []    # (when, what): run starts and ends (diagnostics)
 
-    def page(self) -> str:
-        return PAGE_OF.get(self.page_hash, "overview")
+    def state(self, since: float) -> str:
+        """For an error: what this session did since ``since`` (full and fragment runs, live timers)."""
+        last = self.runs[-1] if self.runs else None
+        seen = (f"last run {last.page}, h {last.query.get(H_DIV.query)}, {time.time() - last.at:.0f} s ago"
+                if last else "no run")
+        return (f"{seen}; since: {sum(r.at >= since for r in self.runs)} full runs, "
+                f"{sum(t >= since for t in self.fragment_runs)} fragment runs; timers {len(self.timers)}; "
+                f"runs: {' '.join(w for t, w in self.log if t >= since)[-200:]}")
 
     async def read(self) -> None:
-        while True:
-            fm = ForwardMsg()
-            fm.ParseFromString(await self.ws.recv())
-            kind = fm.WhichOneof("type")
-            if kind == "new_session" and not fm.metadata.run.fragment_ids:   # a full run starts
-                self.page_hash = fm.new_session.page_script_hash
-                self.fragments.clear()
-                self.widgets = {}
-            elif kind == "page_info_changed":
-                self.query = fm.page_info_changed.query_string
-            elif kind == "auto_rerun":
-                self.fragments[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
-            elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                el = fm.delta.new_element
-                what = el.WhichOneof("type")
-                if what == "exception":
-                    self.exceptions += 1
-                    self.last_exception = f"{el.exception.type}: {el.exception.message}"[:300]
-                elif what in WIDGETS:
-                    wid = getattr(el, what).id
-                    if wid.count("-") >= 2:
-                        self.widgets[wid.split("-", 2)[2]] = (wid, getattr(el, what))
-            elif kind == "script_finished":
-                status = fm.script_finished
-                if status == ForwardMsg.FINISHED_SUCCESSFULLY:
-                    q = {k: v[-1] for k, v in parse_qs(self.query).items()}
-                    self.runs.append(Run(time.time(), self.page(), q, dict(self.widgets)))
-                    self.changed.set()
-                if status != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    self.finished.set()
+        try:
+            while True:
+                fm = ForwardMsg()
+                fm.ParseFromString(await self.ws.recv())
+                self._handle(fm)
+        except websockets.ConnectionClosed:
+            self.closed = True
+            self.changed.set()
 
-    async def send(self, states: WidgetStates | None = None, fragment: str = "") -> None:
-        """One rerun request (a fragment's, or the page's with these widget states); waits until it finished."""
-        msg = BackMsg()
-        msg.rerun_script.page_script_hash = self.page_hash
-        msg.rerun_script.query_string = self.query
-        if fragment:
-            msg.rerun_script.fragment_id = fragment
-            msg.rerun_script.is_auto_rerun = True
-        if states is not None:
-            msg.rerun_script.widget_states.CopyFrom(states)
-        async with self.lock:
-            self.finished.clear()
-            await self.ws.send(msg.SerializeToString())
-            await asyncio.wait_for(self.finished.wait(), timeout=120)
+    def _handle(self, fm: ForwardMsg) -> None:
+        kind = fm.WhichOneof("type")
+        if kind == "new_session":
+            self.full_run = not fm.metadata.run.fragment_ids
+            self.log.append((time.time(), "F" if self.full_run else "f"))
+            if self.full_run:   # the browser clears its fragment timers when a full run starts
+                self._stop_timers()
+                self.widgets, self.alerts, self.seen = {}, [], set()
+        elif kind == "navigation":
+            nav = fm.navigation
+            self.page_hash = nav.page_script_hash
+            page = next((p for p in nav.app_pages if p.page_script_hash == nav.page_script_hash), None)
+            if page is not None:
+                self.page = "overview" if page.is_default else page.url_pathname.strip("/")
+        elif kind == "page_info_changed":
+            self.query = fm.page_info_changed.query_string
+        elif kind == "auto_rerun":
+            fid, interval = fm.auto_rerun.fragment_id, fm.auto_rerun.interval
+            if fid and self.timers.get(fid, (None,))[0] != interval:
+                self._stop_timers([fid])
+                self.timers[fid] = (interval, asyncio.create_task(self._timer(fid, interval)))
+        elif kind == "stop_auto_rerun":
+            self._stop_timers(list(fm.stop_auto_rerun.fragment_ids))
+        elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+            self._element(fm.delta.new_element)
+        if kind == "script_finished":
+            self.log.append((time.time(), {0: "ok", 1: "compile", 2: "early", 3: "fok"}.get(fm.script_finished, "?")))
+        if kind == "script_finished" and fm.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            self.fragment_runs.append(time.time())
+        elif kind == "script_finished" and fm.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            # the browser drops the values of widgets no longer on the page
+            self.values = {k: v for k, v in self.values.items() if k in self.seen}
+            q = {k: v[-1] for k, v in parse_qs(self.query).items()}
+            self.runs.append(Run(time.time(), self.page, q, dict(self.widgets), list(self.alerts)))
+            self.changed.set()
 
-    async def tick(self) -> None:
-        """The browser's fragment timers: every fragment asks for its run each interval."""
-        while True:
-            await asyncio.sleep(min(self.fragments.values(), default=1.0))
-            for fid in list(self.fragments):
+    def _element(self, el) -> None:  # noqa: ANN001 - an Element proto
+        what = el.WhichOneof("type")
+        if what == "exception":
+            self.exceptions += 1
+            self.last_exception = f"{el.exception.type}: {el.exception.message}"[:300]
+        elif what == "alert":
+            self.alerts.append(el.alert.body)
+        elif what in WIDGET_KINDS:
+            sub = getattr(el, what)
+            wid = sub.id
+            self.seen.add(wid)
+            if self.full_run:
+                self.widgets[_user_key(wid)] = (wid, sub)
+            if getattr(sub, "set_value", False) or wid not in self.values:
+                value = browser_value(what, sub)
+                if value is not None:
+                    self.values[wid] = value
+            if what not in MODELLED:
+                self.unmodelled.add(what)
+
+    async def _timer(self, fid: str, interval: float) -> None:
+        """setInterval: ask for the fragment's run every ``interval`` s, not waiting for the run."""
+        try:
+            while True:
+                await asyncio.sleep(interval)
                 await self.send(fragment=fid)
+        except websockets.ConnectionClosed:
+            return
 
-    async def wait_run(self, match, since: float, timeout: float) -> Run | None:  # noqa: ANN001 - a predicate
+    def _stop_timers(self, fids: list[str] | None = None) -> None:
+        for fid in list(self.timers) if fids is None else fids:
+            entry = self.timers.pop(fid, None)
+            if entry is not None:
+                entry[1].cancel()
+
+    async def close(self) -> None:
+        tasks = [task for _, task in self.timers.values()]
+        self._stop_timers()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def send(self, changes: dict[str, WidgetState] | None = None, trigger: str = "",
+                   fragment: str = "") -> float:
+        """One rerun request as the browser sends it; the epoch seconds it left. ``changes`` are the student's
+        widget changes (kept, as the browser keeps them); ``trigger`` a button pressed (sent this once)."""
+        for wid, state in (changes or {}).items():
+            self.values[wid] = state
+        msg = BackMsg()
+        rs = msg.rerun_script
+        rs.page_script_hash = self.page_hash
+        rs.query_string = self.query
+        rs.context_info.locale = "en-US"
+        if not (fragment and BARE_TICKS):
+            rs.widget_states.widgets.extend(self.values.values())
+        if trigger:
+            rs.widget_states.widgets.add(id=trigger, trigger_value=True)
+        if fragment:
+            rs.fragment_id = fragment
+            rs.is_auto_rerun = True
+        async with self.send_lock:
+            at = time.time()
+            await self.ws.send(msg.SerializeToString())
+        return at
+
+    async def wait_run(self, match: Callable[[Run], bool], since: float, timeout: float) -> Run | None:
         """The first full run finished after ``since`` that satisfies ``match``; None on timeout."""
         deadline = time.time() + timeout
         while True:
@@ -216,7 +364,7 @@ class Proto:
                 if r.at >= since and match(r):
                     return r
             left = deadline - time.time()
-            if left <= 0:
+            if left <= 0 or self.closed:
                 return None
             self.changed.clear()
             try:
@@ -225,7 +373,7 @@ class Proto:
                 return None
 
 
-def _shows(page: str, h: str):  # noqa: ANN202 - a predicate on a Run
+def _shows(page: str, h: str) -> Callable[[Run], bool]:
     return lambda r: r.page == page and r.query.get(H_DIV.query) == h
 
 
@@ -252,34 +400,47 @@ class Lesson:
     moves: list[tuple[float, str, str]] = field(default_factory=list)      # (commit epoch, page, h)
     votes: list[tuple[str, int]] = field(default_factory=list)             # (vote key, round) opened
     errors: list[str] = field(default_factory=list)
+    failed: set[int] = field(default_factory=set)                         # students given up on
     move_seen: list[asyncio.Event] = field(default_factory=list)
     vote_open: list[asyncio.Event] = field(default_factory=list)
     voted: dict[str, set[int]] = field(default_factory=dict)
     key_found: asyncio.Future | None = None    # (vote key, number of options) of a student's ballot
-    started: int = 0                             # students on the lesson's first page (or given up)
+    unmodelled: set[str] = field(default_factory=set)
+
+    def error(self, st_: Student, text: str, fatal: bool = False) -> None:
+        self.errors.append(f"{'browser ' if st_.browser else ''}student {st_.i}: {text}"[:300])
+        if fatal:
+            self.failed.add(st_.i)
 
 
 async def proto_student(base: str, st_: Student, lesson: Lesson, code: str, n_moves: int, n_votes: int) -> None:
     url = base.replace("http", "ws") + "/_stcore/stream"
+    s: Proto | None = None
     try:
-        async with websockets.connect(url, subprotocols=["streamlit"], max_size=None) as ws:
+        async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
+                                      additional_headers={"Cookie": f"{ROUTE_COOKIE}={st_.route}"}) as ws:
             s = Proto(ws, f"class={code}&student={st_.key}")
             reader = asyncio.create_task(s.read())
-            await s.send()
-            ticker = asyncio.create_task(s.tick())
             try:
-                if await s.wait_run(_shows("overview", "4"), 0, FOLLOW_TIMEOUT_S) is None:
-                    lesson.errors.append(f"student {st_.i}: never followed the lesson's start")
-                lesson.started += 1
+                await s.send()
+                if await s.wait_run(_shows("overview", "4"), 0, STARTUP_TIMEOUT_S) is None:
+                    lesson.error(st_, f"never followed the lesson's start; {s.state(0)}", fatal=True)
+                    return
+                st_.ready.set()
                 await _student_lesson(s, st_, lesson, n_moves, n_votes)
             finally:
-                ticker.cancel()
+                st_.ready.set()
+                await s.close()
                 reader.cancel()
-            if s.exceptions:
-                lesson.errors.append(f"student {st_.i}: {s.exceptions} exception(s) on the page, the last: "
-                                     f"{s.last_exception}")
+                await asyncio.gather(reader, return_exceptions=True)
     except Exception as err:  # noqa: BLE001 - every failure counts as an error of the run
-        lesson.errors.append(f"student {st_.i}: {type(err).__name__}: {err}"[:200])
+        lesson.error(st_, f"{type(err).__name__}: {err}", fatal=True)
+    finally:
+        st_.ready.set()
+        if s is not None:
+            lesson.unmodelled |= s.unmodelled
+            if s.exceptions:
+                lesson.error(st_, f"{s.exceptions} exception(s) on the page, the last: {s.last_exception}")
 
 
 async def _student_lesson(s: Proto, st_: Student, lesson: Lesson, n_moves: int, n_votes: int) -> None:
@@ -289,71 +450,84 @@ async def _student_lesson(s: Proto, st_: Student, lesson: Lesson, n_moves: int, 
         at, page, h = lesson.moves[m]
         run = await s.wait_run(_shows(page, h), at, FOLLOW_TIMEOUT_S)
         if run is None:
-            lesson.errors.append(f"student {st_.i}: did not follow move {m + 1} ({page}, h {h})")
-        else:
-            st_.follow_ms.append((run.at - at) * 1000)
-            if lesson.key_found is not None and not lesson.key_found.done():
-                ballot = next((k for k in run.widgets if k.startswith("live_choice_") and k.endswith("_0")), None)
-                if ballot is not None and run.page == page:
-                    lesson.key_found.set_result((ballot[len("live_choice_"):-2], len(run.widgets[ballot][1].options)))
+            lesson.error(st_, f"did not follow move {m + 1} ({page}, h {h}); {s.state(at)}", fatal=True)
+            return
+        st_.follow_ms.append((run.at - at) * 1000)
+        if lesson.key_found is not None and not lesson.key_found.done():
+            ballot = next((k for k in run.widgets if k.startswith("live_choice_") and k.endswith("_0")), None)
+            if ballot is not None:
+                lesson.key_found.set_result((ballot[len("live_choice_"):-2], len(run.widgets[ballot][1].options)))
         if m in VOTES and vote_i < n_votes:
             await lesson.vote_open[vote_i].wait()
-            await _proto_vote(s, st_, lesson, *lesson.votes[vote_i])
+            if not await _proto_vote(s, st_, lesson, *lesson.votes[vote_i]):
+                return
             vote_i += 1
 
 
-async def _proto_vote(s: Proto, st_: Student, lesson: Lesson, key: str, round_: int) -> None:
-    """Pick an option in the open ballot (a run, as the radio's change), then press send (a run)."""
+async def _proto_vote(s: Proto, st_: Student, lesson: Lesson, key: str, round_: int) -> bool:
+    """Pick an option in the open ballot (a rerun carrying the radio's new value), then press send (a rerun
+    carrying its trigger) until the page says the vote is in; False if the student is given up on."""
     ck = choice_key(key, round_)
     run = await s.wait_run(lambda r: ck in r.widgets and not r.widgets[ck][1].disabled, 0, VOTE_TIMEOUT_S)
     if run is None:
-        lesson.errors.append(f"student {st_.i}: no open ballot for {key}")
-        return
+        lesson.error(st_, f"no open ballot for {key}; {s.state(time.time() - VOTE_TIMEOUT_S)}", fatal=True)
+        return False
     radio_id, radio = run.widgets[ck]
     choice = st_.i % len(radio.options)
-    states = WidgetStates()
-    w = states.widgets.add()
-    w.id, w.int_value = radio_id, choice
-    await s.send(states)
-    send = s.runs[-1].widgets.get(SEND_KEY)
-    if send is None or send[1].disabled:
+    t0 = await s.send({radio_id: WidgetState(id=radio_id, string_value=radio.options[choice])})
+    run = await s.wait_run(lambda r: SEND_KEY in r.widgets and not r.widgets[SEND_KEY][1].disabled, t0,
+                           VOTE_TIMEOUT_S)
+    if run is None:
         last = s.runs[-1]
-        lesson.errors.append(f"student {st_.i}: no send button after choosing ({last.page}, {sorted(last.widgets)})")
-        return
-    b = states.widgets.add()
-    b.id, b.trigger_value = send[0], True
-    await s.send(states)
+        lesson.error(st_, f"no send button after choosing ({last.page}, {sorted(last.widgets)})", fatal=True)
+        return False
+    at = await s.send(trigger=run.widgets[SEND_KEY][0])
+    done = await s.wait_run(lambda r: any(a in VOTE_IN for a in r.alerts), at, VOTE_TIMEOUT_S)
+    if done is None:
+        lesson.error(st_, f"the page never said the vote on {key} is in; {s.state(at)}", fatal=True)
+        return False
+    st_.vote_ms.append((done.at - t0) * 1000)
     st_.sent[key] = choice
     lesson.voted.setdefault(key, set()).add(st_.i)
+    return True
 
 
-async def browser_student(browser, base: str, st_: Student, lesson: Lesson, code: str, n_moves: int,  # noqa: ANN001
+async def browser_student(browser, bal, st_: Student, lesson: Lesson, code: str, n_moves: int,  # noqa: ANN001
                           n_votes: int) -> None:
+    ctx = None
     try:
         ctx = await browser.new_context(viewport={"width": 390 if st_.i % 2 else 1280, "height": 900})
+        await ctx.add_cookies([{"name": ROUTE_COOKIE, "value": st_.route, "url": bal.base}])
         page = await ctx.new_page()
-        await page.goto(f"{base}/?class={code}&student={st_.key}", timeout=120_000)
-        if await page.evaluate(SHOWS_JS, ["overview", "4", FOLLOW_TIMEOUT_S * 1000]) < 0:
-            lesson.errors.append(f"browser student {st_.i}: never followed the lesson's start")
-        lesson.started += 1
+        await page.goto(f"{bal.base}/?class={code}&student={st_.key}", timeout=int(STARTUP_TIMEOUT_S * 1000))
+        if await page.evaluate(SHOWS_JS, ["overview", "4", STARTUP_TIMEOUT_S * 1000]) < 0:
+            lesson.error(st_, "never followed the lesson's start", fatal=True)
+            return
+        st_.ready.set()
         vote_i = 0
         for m in range(n_moves):
             await lesson.move_seen[m].wait()
             at, key, h = lesson.moves[m]
             seen = await page.evaluate(SHOWS_JS, [key, h, FOLLOW_TIMEOUT_S * 1000])
             if seen < 0:
-                lesson.errors.append(f"browser student {st_.i}: did not follow move {m + 1} ({key}, h {h})")
-            else:
-                st_.follow_ms.append(seen - at * 1000)
+                lesson.error(st_, f"did not follow move {m + 1} ({key}, h {h})", fatal=True)
+                return
+            st_.follow_ms.append(seen - at * 1000)
             if m in VOTES and vote_i < n_votes:
                 await lesson.vote_open[vote_i].wait()
                 await _browser_vote(page, st_, lesson, lesson.votes[vote_i][0])
                 vote_i += 1
         if await page.locator('[data-testid="stException"]').count():
-            lesson.errors.append(f"browser student {st_.i}: exception on the page")
-        await ctx.close()
+            lesson.error(st_, "exception on the page")
     except Exception as err:  # noqa: BLE001 - every failure counts as an error of the run
-        lesson.errors.append(f"browser student {st_.i}: {type(err).__name__}: {err}"[:200])
+        lesson.error(st_, f"{type(err).__name__}: {err}", fatal=True)
+    finally:
+        st_.ready.set()
+        if ctx is not None:
+            try:
+                await ctx.close()
+            except Exception:  # noqa: BLE001, S110 - the browser may be gone already
+                pass
 
 
 async def _browser_vote(page, st_: Student, lesson: Lesson, key: str) -> None:  # noqa: ANN001
@@ -362,6 +536,7 @@ async def _browser_vote(page, st_: Student, lesson: Lesson, key: str) -> None:  
         f"""() => {{ const r = document.querySelectorAll('{VOTE_BOX} [data-testid="stRadio"] input[type="radio"]');
                     return r.length > 0 && !r[0].disabled; }}""", timeout=VOTE_TIMEOUT_S * 1000)
     choice = st_.i % await labels.count()
+    t0 = time.time()
     await labels.nth(choice).click()
     await page.wait_for_selector(READY, timeout=VOTE_TIMEOUT_S * 1000)
     send = page.locator(".st-key-live_vote_send button")
@@ -370,6 +545,7 @@ async def _browser_vote(page, st_: Student, lesson: Lesson, key: str) -> None:  
     await send.click()
     await page.locator(f'{VOTE_BOX} [data-testid="stAlertContentSuccess"]').first.wait_for(
         timeout=VOTE_TIMEOUT_S * 1000)
+    st_.vote_ms.append((time.time() - t0) * 1000)
     st_.sent[key] = choice
     lesson.voted.setdefault(key, set()).add(st_.i)
 
@@ -380,51 +556,47 @@ async def teacher_lesson(teacher: Teacher, lesson: Lesson, n_moves: int, n_votes
     n = len(lesson.students)
     for m in range(n_moves):
         kind, value = MOVES[m]
-        if m in VOTES and len(lesson.vote_open) > len(stored) and len(stored) < n_votes:
-            loop = asyncio.get_running_loop()
-            lesson.key_found = loop.create_future()
+        is_vote = m in VOTES and len(stored) < n_votes
+        if is_vote:
+            lesson.key_found = asyncio.get_running_loop().create_future()
         at = teacher.move(kind, value)
         lesson.moves.append((at, *teacher.expected()))
         lesson.move_seen[m].set()
         await _all_followed(lesson, m)
-        if m in VOTES and len(stored) < n_votes:
-            prefix, answer = VOTES[m]
-            try:
-                found, n_options = await asyncio.wait_for(lesson.key_found, timeout=FOLLOW_TIMEOUT_S)
-            except TimeoutError:
-                lesson.errors.append(f"no student showed a ballot after move {m + 1}")
-                return stored
-            page = teacher.state.page
-            key = vote_key(page, found.split(".", 2)[1]) if found.count(".") == 2 else found
-            print(f"  (move {m + 1}: ballot {found} on {page}, h {teacher.values[H_DIV.key]})")
-            if key != found or not found.startswith(f"{page}.{prefix}"):
-                lesson.errors.append(f"vote key {found!r} is not render.predict's ({key!r})")
-            teacher.vote(VoteState(key, 1, "open", answer, n_options))
-            lesson.votes.append((key, 1))
-            lesson.vote_open[len(stored)].set()
-            deadline = time.time() + VOTE_TIMEOUT_S
-            while len(lesson.voted.get(key, ())) < n - _failed(lesson) and time.time() < deadline:
-                await asyncio.sleep(0.2)
-            teacher.vote(replace(teacher.state.vote, phase="histogram"))   # close & show the histogram
-            rows = [r for r in teacher.store.votes(teacher.class_id, key) if r.round == 1]
-            stored.append((key, len(rows)))
-            by_student = {r.name: r.choice for r in rows}
-            wrong = [s.i for s in lesson.students if key in s.sent and by_student.get(s.name) != s.sent[key]]
-            if wrong:
-                lesson.errors.append(f"vote {key}: stored choice differs from the one sent for students {wrong[:5]}")
+        if not is_vote:
+            continue
+        prefix, answer = VOTES[m]
+        try:
+            found, n_options = await asyncio.wait_for(lesson.key_found, timeout=FOLLOW_TIMEOUT_S)
+        except TimeoutError:
+            lesson.errors.append(f"no student showed a ballot after move {m + 1}")
+            return stored
+        page = teacher.state.page
+        key = vote_key(page, found.split(".", 2)[1]) if found.count(".") == 2 else found
+        if key != found or not found.startswith(f"{page}.{prefix}"):
+            lesson.errors.append(f"vote key {found!r} is not render.predict's ({key!r})")
+        teacher.vote(VoteState(key, 1, "open", answer, n_options))
+        lesson.votes.append((key, 1))
+        lesson.vote_open[len(stored)].set()
+        deadline = time.time() + VOTE_TIMEOUT_S * 3
+        while len(lesson.voted.get(key, set()) | lesson.failed) < n and time.time() < deadline:
+            await asyncio.sleep(0.2)
+        teacher.vote(replace(teacher.state.vote, phase="histogram"))   # close & show the histogram
+        rows = [r for r in teacher.store.votes(teacher.class_id, key) if r.round == 1]
+        stored.append((key, len(rows)))
+        by_student = {r.name: r.choice for r in rows}
+        wrong = [s.i for s in lesson.students if key in s.sent and by_student.get(s.name) != s.sent[key]]
+        if wrong:
+            lesson.errors.append(f"vote {key}: stored choice differs from the one sent for students {wrong[:5]}")
     return stored
-
-
-def _failed(lesson: Lesson) -> int:
-    return len({e.split(":")[0] for e in lesson.errors})
 
 
 async def _all_followed(lesson: Lesson, m: int) -> None:
     """Until every student has followed move m (or given up): the next move waits, as a teacher talks."""
     at = lesson.moves[m][0]
     while time.time() - at < FOLLOW_TIMEOUT_S + 5:
-        done = sum(1 for s in lesson.students if len(s.follow_ms) > m)
-        if done + _failed(lesson) >= len(lesson.students):
+        done = sum(1 for s in lesson.students if len(s.follow_ms) > m or s.i in lesson.failed)
+        if done >= len(lesson.students):
             return
         await asyncio.sleep(0.1)
 
@@ -435,40 +607,65 @@ def summary(ms: list[float]) -> str:
     return f"p50 {statistics.median(ms):.0f} ms, p95 {percentile(ms, 0.95):.0f} ms, max {max(ms):.0f} ms (n={len(ms)})"
 
 
-async def a_lesson(base: str, pid: int, store: Storage, n: int, n_moves: int, n_votes: int, browsers: int) -> None:
+async def warm(ports: list[int]) -> None:
+    """Each replica imports and runs the lesson's pages once (a server in a real class is warm): not timed."""
+    async def one(port: int) -> None:
+        s = ClusterStudent(f"http://127.0.0.1:{port}", "warm", {"lang": "en"})
+        await s.connect()
+        try:
+            for page in WARM_PAGES:
+                await s.run(page)
+        finally:
+            await s.close()
+
+    await asyncio.gather(*(one(p) for p in ports))
+
+
+async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_votes: int,  # noqa: ANN001
+                   browsers: int) -> list[str]:
+    """The lesson; the report's lines."""
     info = store.create_class()
     store.save_plan(info.id, default_plan())
     values = {k: v for k, v in DEFAULTS.items() if v is not None}
     values[SENTENCE.key] = translate("en", "common.default_sentence")   # the teacher's session: English defaults
     teacher = Teacher(store, info.id, values)
-    students = [Student(i, new_student_id(), f"Student {i:03d}", browser=i < browsers) for i in range(n)]
+    students = [Student(i, new_student_id(), f"Student {i:03d}", secrets.token_hex(16), browser=i < browsers)
+                for i in range(n)]
     for s in students:
         store.join(info.code, s.key, s.name)
+        s.replica = route_of(bal, s.route)
     n_votes = min(n_votes, sum(1 for m in VOTES if m < n_moves))
     lesson = Lesson(students, move_seen=[asyncio.Event() for _ in range(n_moves)],
                     vote_open=[asyncio.Event() for _ in range(n_votes)])
     teacher.start()
-    peak = [rss_mib(pid)]
+    peak = [0.0]
 
     async def watch() -> None:
         while True:
-            peak[0] = max(peak[0], rss_mib(pid))
+            peak[0] = max(peak[0], sum(rss_mib(p.pid) for p in procs))
             await asyncio.sleep(0.2)
 
     watcher = asyncio.create_task(watch())
+    stored: list[tuple[str, int]] = []
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS) if browsers else None
         t0 = time.perf_counter()
-        tasks = [asyncio.create_task(browser_student(browser, base, s, lesson, info.code, n_moves, n_votes)
-                                     if s.browser else proto_student(base, s, lesson, info.code, n_moves, n_votes))
+        tasks = [asyncio.create_task(browser_student(browser, bal, s, lesson, info.code, n_moves, n_votes)
+                                     if s.browser else proto_student(bal.base, s, lesson, info.code, n_moves, n_votes))
                  for s in students]
-        deadline = time.time() + FOLLOW_TIMEOUT_S + 60   # every student on the lesson's first page
-        while lesson.started < n and time.time() < deadline:
-            await asyncio.sleep(0.2)
-        stored = await teacher_lesson(teacher, lesson, n_moves, n_votes)
+        try:   # every student on the lesson's first page (or given up), at most STARTUP_TIMEOUT_S + a margin
+            await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in students)), STARTUP_TIMEOUT_S + 10)
+        except TimeoutError:
+            lesson.errors.append(f"{sum(not s.ready.is_set() for s in students)} student(s) not started in time")
+        startup = time.perf_counter() - t0
+        try:
+            stored = await asyncio.wait_for(teacher_lesson(teacher, lesson, n_moves, n_votes), RUN_LIMIT_S)
+        except TimeoutError:
+            lesson.errors.append(f"the lesson did not finish in {RUN_LIMIT_S:.0f} s")
         _, pending = await asyncio.wait(tasks, timeout=FOLLOW_TIMEOUT_S + VOTE_TIMEOUT_S)
         for task in pending:   # a student still waiting for a move or vote that never came
             task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         if pending:
             lesson.errors.append(f"{len(pending)} student(s) still waiting at the end (cancelled)")
         wall = time.perf_counter() - t0
@@ -478,17 +675,42 @@ async def a_lesson(base: str, pid: int, store: Storage, n: int, n_moves: int, n_
     store.end_live(info.id)
     proto_ms = [x for s in students if not s.browser for x in s.follow_ms]
     browser_ms = [x for s in students if s.browser for x in s.follow_ms]
-    expected = [(key, len(students)) for key, _ in stored]
-    print(f"live lesson: 1 teacher + {n} students ({browsers} in Chromium), {n_moves} moves, {len(stored)} votes, "
-          f"{wall:.1f} s; errors {len(lesson.errors)}; server memory peak {peak[0]:.0f} MiB")
-    print(f"  follow latency, publish committed -> protocol session re-ran with it: {summary(proto_ms)}")
+    held: dict[str, int] = {}
+    for s in students:
+        held[s.replica] = held.get(s.replica, 0) + 1
+    want = sum(len(students) for _ in stored)
+    got = sum(g for _, g in stored)
+    out = [f"live lesson: 1 teacher + {n} students ({browsers} in Chromium), {len(procs)} replica(s) behind nginx "
+           f"[{', '.join(f'{a}: {c}' for a, c in sorted(held.items()))}], {n_moves} moves, {len(stored)} votes; "
+           f"start-up {startup:.0f} s, total {wall:.0f} s",
+           f"  follow latency, publish committed -> protocol session's full run shows it: {summary(proto_ms)}"]
     if browsers:
-        print(f"  follow latency, publish committed -> Chromium page shows it: {summary(browser_ms)}")
-    for (key, want), (_, got) in zip(expected, stored, strict=True):
-        print(f"  vote {key}: expected {want}, stored {got}")
-    print(f"  votes expected {sum(w for _, w in expected)}, stored {sum(g for _, g in stored)}")
-    for e in lesson.errors[:8]:
-        print("  ", e)
+        out.append(f"  follow latency, publish committed -> Chromium page shows it: {summary(browser_ms)}")
+    proto_vote = summary([x for s in students if not s.browser for x in s.vote_ms])
+    browser_vote = summary([x for s in students if s.browser for x in s.vote_ms])
+    out.append(f"  vote, choice -> page says it is in: protocol {proto_vote}"
+               + (f"; Chromium {browser_vote}" if browsers else ""))
+    for key, g in stored:
+        out.append(f"  vote {key}: expected {len(students)}, stored {g}")
+    out.append(f"  votes expected {want}, stored {got}; errors {len(lesson.errors)}; "
+               f"server memory peak {peak[0]:.0f} MiB (all replicas)")
+    if lesson.unmodelled:
+        out.append(f"  (widget kinds whose value the protocol client leaves to the server: "
+                   f"{', '.join(sorted(lesson.unmodelled))})")
+    out += [f"   {e}" for e in lesson.errors[:8]]
+    return out
+
+
+def _tracebacks(logdir: Path, ports: list[int]) -> list[str]:
+    """Each replica's first traceback's last lines (what a student's "exception" was)."""
+    out = []
+    for p in ports:
+        text = replica_log(logdir, p).read_text(errors="replace")
+        n = text.count("Traceback")
+        if n:
+            tail = [line for line in text[text.index("Traceback"):].splitlines() if line.strip()]
+            out.append(f"  replica {p}: {n} traceback(s); the first ends: {' | '.join(tail[-3:])[:300]}")
+    return out
 
 
 def main() -> None:
@@ -497,27 +719,39 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=10)
     ap.add_argument("--votes", type=int, default=3)
     ap.add_argument("--browsers", type=int, default=2, help="how many of the students are real Chromium pages")
-    ap.add_argument("--database-url", default=None, help="default: a fresh SQLite file")
+    ap.add_argument("--replicas", type=int, default=1, help="app servers behind nginx (2 cores: 2 replicas)")
+    ap.add_argument("--database-url", default=None,
+                    help="default: MHA_TEST_DATABASE_URL (PostgreSQL) if set, else a fresh SQLite file")
     a = ap.parse_args()
     n_moves = max(1, min(a.moves, len(MOVES)))
-    with tempfile.TemporaryDirectory() as tmp:
-        db_url = a.database_url or f"sqlite:///{Path(tmp) / 'live.sqlite3'}"
-        saved = os.environ.get("MHA_DATABASE_URL")
-        os.environ["MHA_DATABASE_URL"] = db_url
+    t_start = time.time()
+    with tempfile.TemporaryDirectory(prefix="mha-live-") as tmp:
+        db_url = a.database_url or os.environ.get("MHA_TEST_DATABASE_URL") or f"sqlite:///{Path(tmp) / 'live.db'}"
+        print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}: {os.cpu_count()} CPUs, database "
+              f"{db_url.split(':', 1)[0]}; load average "
+              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+        lb = free_port(*PORTS)
+        ports: list[int] = []
+        for _ in range(max(1, a.replicas)):
+            ports.append(free_port(*PORTS, taken=(lb, *ports)))
+        logdir = Path(tmp) / "logs"
+        env = {"MHA_DATABASE_URL": db_url}
+        procs = start_replicas(ports, env, logdir)
+        bal = store = None
         try:
-            proc, base = start_server(port=free_port_in(*PORTS))
+            bal = start_balancer(Path(tmp) / "nginx", lb, ports)
+            asyncio.run(warm(ports))
+            store = Storage.open(db_url)
+            lines = asyncio.run(a_lesson(bal, procs, store, a.students, n_moves, max(0, a.votes),
+                                         min(a.browsers, a.students)))
+            print("\n".join(lines + _tracebacks(logdir, ports)))
         finally:
-            if saved is None:
-                os.environ.pop("MHA_DATABASE_URL", None)
-            else:
-                os.environ["MHA_DATABASE_URL"] = saved
-        store = Storage.open(db_url)
-        try:
-            asyncio.run(a_lesson(base, proc.pid, store, a.students, n_moves, max(0, a.votes),
-                                 min(a.browsers, a.students)))
-        finally:
-            store.dispose()
-            stop_server(proc)
+            if store is not None:
+                store.dispose()
+            if bal is not None:
+                stop_balancer(bal)
+            stop_replicas(procs)
+    print(f"  benchmark wall time {time.time() - t_start:.0f} s")
 
 
 if __name__ == "__main__":
