@@ -51,7 +51,6 @@ IDLE_POLL_S = 3.0     # a member's check whether the class went live
 HEARTBEAT_S = 5.0     # a student's "I am here" at most this often (not every poll)
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
 SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
-MAX_REAPPLY = 3       # times a poll copies the teacher's settings again within one version (see _poll)
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time
 
 # --- session keys (values, not widgets) ---
@@ -62,7 +61,7 @@ GOTO_KEY = "live_goto"             # session: the page the presenter's next full
 PAGE_KEY = "live_page"             # session: the page of this run (the vote keys of render.predict)
 FOLLOW_KEY = "live_follow"         # session: False once the student chose to explore on their own
 SEEN_KEY = "live_seen"             # session: Seen, the class's live state as this member read it last
-APPLIED_KEY = "live_applied"       # session: (version, copies again) whose settings this member copied
+APPLIED_KEY = "live_applied"       # session: the version a full run of this member last drew
 BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
 STEPS_KEY = "live_steps"           # session: (class id, lesson start, number of steps) for the student's banner
 VOTED_KEY = "live_voted"           # session: {(vote key, round): choice} of this student's stored votes
@@ -455,21 +454,21 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
     _heartbeat(m)
     in_fragment_run = not ss.get(FULL_RUN_KEY)
     if following():
-        # Compare values, not only versions: a rerun the browser queued before ours carries its old widget values and
-        # can undo a copy; the next poll copies again (a few times per version at most, so a value a page adjusts
-        # itself can never loop).
-        stale = [(key, value) for key, value in state.settings if ss.get(key) != value]
-        applied, tries = ss.get(APPLIED_KEY) or (None, 0)
-        tries = tries + 1 if applied == version else 0
-        changed = applied != version or (bool(stale) and tries <= MAX_REAPPLY)
-        if changed:
-            for key, value in stale:
-                ss[key] = value
-            ss[APPLIED_KEY] = (version, tries)
-        if state.page != current_key:
-            _go(state.page)
-        if changed and in_fragment_run:
-            st.rerun(scope="app")  # the page draws the teacher's settings, the vote's new phase
+        if in_fragment_run:  # a poll: only ask for a full run when there is something new to draw
+            if ss.get(APPLIED_KEY) != version:
+                st.rerun(scope="app")  # the page draws the teacher's settings, the vote's new phase
+            if state.page != current_key:
+                _go(state.page)
+        else:
+            # Every full run copies the teacher's values before any widget is drawn, so the page always draws them:
+            # a rerun the browser queued before this one carries its old widget values, which Streamlit applies at
+            # the start of the run (copying only once per version left students on the old h for a whole move).
+            for key, value in state.settings:
+                if ss.get(key) != value:
+                    ss[key] = value
+            ss[APPLIED_KEY] = version
+            if state.page != current_key:
+                _go(state.page)
     if in_fragment_run and following() != ss.get(DRAWN_KEY):
         st.rerun(scope="app")  # exploring: the page's predictions are the student's own again
     if in_fragment_run and ss.get(BANNER_VERSION_KEY) != version:
