@@ -51,3 +51,4 @@ url.write(pipeline)
 url.notice()
 present.presentation(current_key, live=live_presenting)
 frame.run(current)
+live.drawn()  # the page ran to its end: a following student's screen shows the teacher's state

@@ -51,6 +51,7 @@ IDLE_POLL_S = 3.0     # a member's check whether the class went live
 HEARTBEAT_S = 5.0     # a student's "I am here" at most this often (not every poll)
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
 SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
+MAX_ASK = 10          # polls that ask for a full run to draw one version (a page that stops must not loop)
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time
 
 # --- session keys (values, not widgets) ---
@@ -61,7 +62,9 @@ GOTO_KEY = "live_goto"             # session: the page the presenter's next full
 PAGE_KEY = "live_page"             # session: the page of this run (the vote keys of render.predict)
 FOLLOW_KEY = "live_follow"         # session: False once the student chose to explore on their own
 SEEN_KEY = "live_seen"             # session: Seen, the class's live state as this member read it last
-APPLIED_KEY = "live_applied"       # session: the version a full run of this member last drew
+APPLIED_KEY = "live_applied"       # session: the version a full run of this member last drew to its end
+PENDING_KEY = "_live_pending"      # session: the version the current full run copied (APPLIED once it ends)
+ASKED_KEY = "_live_asked"          # session: (version, times a poll asked for a full run to draw it)
 BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
 STEPS_KEY = "live_steps"           # session: (class id, lesson start, number of steps) for the student's banner
 VOTED_KEY = "live_voted"           # session: {(vote key, round): choice} of this student's stored votes
@@ -229,6 +232,14 @@ def frame(current_key: str) -> None:
     if state is not None:  # drawn by the full run only: a poll that changes nothing draws nothing
         ss[BANNER_VERSION_KEY] = ss[SEEN_KEY].version
         _banner(m, state)
+
+
+def drawn() -> None:
+    """For app.py, after the page ran to its end: this member's page now shows the live version it copied. A full
+    run stopped on the way (a page switch, a newer rerun) does not count, so the next poll asks again."""
+    ss = st.session_state
+    if PENDING_KEY in ss:
+        ss[APPLIED_KEY] = ss.pop(PENDING_KEY)
 
 
 # --- the presenter ---
@@ -455,7 +466,10 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
     in_fragment_run = not ss.get(FULL_RUN_KEY)
     if following():
         if in_fragment_run:  # a poll: only ask for a full run when there is something new to draw
-            if ss.get(APPLIED_KEY) != version:
+            asked = ss.get(ASKED_KEY)
+            n = asked[1] + 1 if asked and asked[0] == version else 1
+            if ss.get(APPLIED_KEY) != version and n <= MAX_ASK:  # bounded: a page that stops never loops
+                ss[ASKED_KEY] = (version, n)
                 st.rerun(scope="app")  # the page draws the teacher's settings, the vote's new phase
             if state.page != current_key:
                 _go(state.page)
@@ -466,7 +480,7 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
             for key, value in state.settings:
                 if ss.get(key) != value:
                     ss[key] = value
-            ss[APPLIED_KEY] = version
+            ss[PENDING_KEY] = version  # drawn once the page has run to its end (drawn(), from app.py)
             if state.page != current_key:
                 _go(state.page)
     if in_fragment_run and following() != ss.get(DRAWN_KEY):
