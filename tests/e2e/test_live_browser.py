@@ -134,7 +134,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     (_, phone, phone_tag), (_, laptop, laptop_tag) = students
     assert "1/7" in phone.locator(".st-key-live_banner").inner_text()          # zh: 第 1/7 步
     assert "step 1/7" in laptop.locator(".st-key-live_banner").inner_text()
-    _wait_metric(teacher, "Following the teacher", "2 of 2")
+    _wait_metric(teacher, "Following", "2 of 2")
 
     # --- (a) next step, h and the causal mask: both students show the teacher's page and settings
     _click(teacher, ".st-key-live_next")
@@ -205,7 +205,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     laptop.locator("[data-testid='stSidebarNav'] a[href$='/split']").first.click()
     _wait_following(laptop, "split")
     wait_ready(laptop)
-    _wait_metric(teacher, "Following the teacher", "1 of 2")
+    _wait_metric(teacher, "Following", "1 of 2")
     _click(teacher, ".st-key-live_next")
     _wait_following(phone, "concat")
     laptop.wait_for_function(  # the laptop has read the teacher's new step (its banner says so) ...
@@ -216,7 +216,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     _click(laptop, ".st-key-live_back")
     _wait_following(laptop, "concat", hd="8", causal="1")
     assert laptop.locator(".st-key-live_explore").count() == 1
-    _wait_metric(teacher, "Following the teacher", "2 of 2")
+    _wait_metric(teacher, "Following", "2 of 2")
     teacher.screenshot(path=str(shots / "live-presenter-following-1280-en.png"), full_page=True)
     phone.screenshot(path=str(shots / f"live-student-concat-{phone_tag}.png"), full_page=True)
     for ctx, page, _ in students:
