@@ -181,15 +181,3 @@ def run_threads(target, n: int) -> float:
     for th in threads:
         th.join()
     return time.perf_counter() - t0
-
-
-def free_port_in(lo: int, hi: int) -> int:
-    """A free local port in [lo, hi] (a task's range), else any free one."""
-    for port in range(lo, hi + 1):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    return free_port()
