@@ -16,10 +16,12 @@ from mha_core.lesson import (
     LESSON_PAGES,
     MAX_STEPS,
     PHASES,
+    Drawn,
     LiveState,
     Plan,
     Step,
     VoteState,
+    browser_shows,
     default_plan,
     dropped,
     moved,
@@ -285,3 +287,16 @@ def test_shift_shows_how_answers_moved_between_rounds():
     assert s.right_before == pytest.approx(1 / 5) and s.right_after == pytest.approx(3 / 5)
     empty = shift(ROWS, "nobody.voted.z", 3, answer=0)
     assert empty.right_before is None and empty.right_after is None and empty.moved == ((0,) * 3,) * 3
+
+
+def test_a_follower_shows_a_version_once_its_run_ended_and_its_browser_says_so():
+    """Streamlit can drop the end of a full run that just ended (a fragment's timer tick starts a new ScriptRunner
+    and the old one's queued messages are ignored): bench_live found students stuck on the old h although the
+    server had drawn the new one. The browser's address is the proof; without it the session asks again."""
+    grace = 2.0
+    assert not browser_shows(5, Drawn(applied=4, applied_at=100.0, acked="4"), now=101.0, grace_s=grace)
+    assert not browser_shows(5, Drawn(applied=None, applied_at=0.0, acked=None), now=101.0, grace_s=grace)
+    assert browser_shows(5, Drawn(applied=5, applied_at=100.0, acked="5"), now=500.0, grace_s=grace)
+    assert browser_shows(5, Drawn(applied=5, applied_at=100.0, acked="4"), now=101.0, grace_s=grace)  # in flight
+    assert not browser_shows(5, Drawn(applied=5, applied_at=100.0, acked="4"), now=102.5, grace_s=grace)  # lost
+    assert not browser_shows(5, Drawn(applied=5, applied_at=100.0, acked=None), now=102.5, grace_s=grace)

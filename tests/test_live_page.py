@@ -124,6 +124,7 @@ def test_students_follow_the_teachers_page_and_settings_in_any_language(store):
         ok(s.run())
         assert s.session_state[H_DIV.key] == 2 and s.session_state[SENTENCE.key] == "Ich sehe den Hund ."
         assert snapshot(s.session_state) == state.settings
+        assert s.query_params[live.LIVE_QUERY] == str(version)  # written last: the browser's proof it drew it
     ok(at.button(key=live.NEXT_KEY).click().run())
     assert page_of(at) == "prereq" and store.read_live(info.id)[1].step == 1
     ok(at.switch_page(spec("attend").script).run())                  # the teacher navigates by the sidebar
@@ -278,6 +279,7 @@ def test_ending_the_lesson_frees_the_students(store):
     assert not at.session_state["present"]
     ok(ann.run())
     assert translate("en", "live.explore") not in [b.label for b in ann.button]
+    assert live.LIVE_QUERY not in ann.query_params
     ok(ann.switch_page(spec("glossary").script).run())
     assert page_of(ann) == "glossary"
 

@@ -2,7 +2,7 @@
 and the class votes' figures (votes). The Streamlit side is ``mha_core.ui.live``; storage is
 ``mha_core.classroom.storage``."""
 
-from mha_core.lesson.live import FOLLOWED, PHASES, LiveState, VoteState, snapshot, vote_key
+from mha_core.lesson.live import FOLLOWED, PHASES, Drawn, LiveState, VoteState, browser_shows, snapshot, vote_key
 from mha_core.lesson.plan import (
     LESSON_PAGES,
     MAX_MINUTES,
@@ -26,12 +26,14 @@ __all__ = [
     "MAX_MINUTES",
     "MAX_STEPS",
     "PHASES",
+    "Drawn",
     "LiveState",
     "Plan",
     "Shift",
     "Step",
     "Timer",
     "VoteState",
+    "browser_shows",
     "default_plan",
     "dropped",
     "moved",

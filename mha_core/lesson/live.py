@@ -141,3 +141,21 @@ def vote_key(page: str, question: str, parts: Sequence[object] = ()) -> str:
     answer depends on (the same in every process, replica and language; never Python's ``hash()``)."""
     digest = hashlib.sha1(repr(tuple(parts)).encode("utf-8"), usedforsecurity=False).hexdigest()
     return f"{page}.{question}.{digest[:KEY_HASH_HEX]}"
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """What a follower's session knows of the live version its page shows: the version its last complete full run
+    drew (``None``: none yet) and when, and the version its browser's address says it has (``None``: none)."""
+
+    applied: int | None
+    applied_at: float
+    acked: str | None
+
+
+def browser_shows(version: int, drawn: Drawn, now: float, grace_s: float) -> bool:
+    """Whether a follower's browser shows ``version``: a full run drew it to its end and the browser says so, or
+    said nothing yet within ``grace_s`` of that run (a run's messages can be lost after it ended: ask again)."""
+    if drawn.applied != version:
+        return False
+    return drawn.acked == str(version) or now - drawn.applied_at < grace_s

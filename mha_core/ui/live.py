@@ -26,10 +26,12 @@ from mha_core.lesson import (
     LESSON_PAGES,
     MAX_MINUTES,
     MAX_STEPS,
+    Drawn,
     LiveState,
     Plan,
     Step,
     VoteState,
+    browser_shows,
     default_plan,
     dropped,
     moved,
@@ -52,6 +54,7 @@ HEARTBEAT_S = 5.0     # a student's "I am here" at most this often (not every po
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
 SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
 MAX_ASK = 10          # polls that ask for a full run to draw one version (a page that stops must not loop)
+ACK_GRACE_S = 2.0     # after a full run drew a version, how long its browser may take to say so (LIVE_QUERY)
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time
 
 # --- session keys (values, not widgets) ---
@@ -63,6 +66,7 @@ PAGE_KEY = "live_page"             # session: the page of this run (the vote key
 FOLLOW_KEY = "live_follow"         # session: False once the student chose to explore on their own
 SEEN_KEY = "live_seen"             # session: Seen, the class's live state as this member read it last
 APPLIED_KEY = "live_applied"       # session: the version a full run of this member last drew to its end
+APPLIED_AT_KEY = "_live_applied_at"  # session: time.time() when that full run ended
 PENDING_KEY = "_live_pending"      # session: the version the current full run copied (APPLIED once it ends)
 ASKED_KEY = "_live_asked"          # session: (version, times a poll asked for a full run to draw it)
 BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
@@ -85,6 +89,14 @@ EXPLORE_KEY, BACK_KEY = "live_explore", "live_back"          # the student's ban
 OPEN_KEY, CLOSE_KEY, AGAIN_KEY, REVEAL_KEY = "live_vote_open", "live_vote_close", "live_vote_again", "live_vote_reveal"
 SEND_KEY = "live_vote_send"                                  # the student's "send my vote"
 BAR_KEY, BANNER_KEY = "live_bar", "live_banner"              # containers (stable for browser tests)
+
+# The address's parameter that says which live version this browser has drawn: written at the very end of a full
+# run, after everything it drew, so a browser whose URL carries it received the whole run. Streamlit drops the rest
+# of a full run that has just ended when a fragment's timer tick arrives before the run's messages were sent (the
+# tick starts a new ScriptRunner and the old one's queued messages are ignored; app_session.py): the server then
+# believes the page drawn while the browser still shows the old one. Every poll reads the browser's address, so
+# such a student is asked for another full run instead of staying on the old h or the old page.
+LIVE_QUERY = "live"
 
 # Widget values that survive switching pages (state.init_state): the page chosen for a new step.
 KEPT: dict[str, object] = {ADD_PAGE_KEY: LESSON_PAGES[0]}
@@ -229,6 +241,8 @@ def frame(current_key: str) -> None:
     finally:
         ss[FULL_RUN_KEY] = False
     state = _live_seen()
+    if state is None and LIVE_QUERY in st.query_params:  # the lesson ended: the address no longer follows one
+        del st.query_params[LIVE_QUERY]
     if state is not None:  # drawn by the full run only: a poll that changes nothing draws nothing
         ss[BANNER_VERSION_KEY] = ss[SEEN_KEY].version
         _banner(m, state)
@@ -239,7 +253,17 @@ def drawn() -> None:
     run stopped on the way (a page switch, a newer rerun) does not count, so the next poll asks again."""
     ss = st.session_state
     if PENDING_KEY in ss:
-        ss[APPLIED_KEY] = ss.pop(PENDING_KEY)
+        version = ss.pop(PENDING_KEY)
+        ss[APPLIED_KEY], ss[APPLIED_AT_KEY] = version, time.time()
+        if st.query_params.get(LIVE_QUERY) != str(version):
+            st.query_params[LIVE_QUERY] = str(version)  # last: the browser has all of this run once it has this
+
+
+def _drawn_by_browser(version: int) -> bool:
+    """Whether this member's browser shows ``version`` (lesson.browser_shows over the session and its address)."""
+    ss = st.session_state
+    drawn = Drawn(ss.get(APPLIED_KEY), float(ss.get(APPLIED_AT_KEY, 0.0)), st.query_params.get(LIVE_QUERY))
+    return browser_shows(version, drawn, time.time(), ACK_GRACE_S)
 
 
 # --- the presenter ---
@@ -468,7 +492,7 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
         if in_fragment_run:  # a poll: only ask for a full run when there is something new to draw
             asked = ss.get(ASKED_KEY)
             n = asked[1] + 1 if asked and asked[0] == version else 1
-            if ss.get(APPLIED_KEY) != version and n <= MAX_ASK:  # bounded: a page that stops never loops
+            if not _drawn_by_browser(version) and n <= MAX_ASK:  # bounded: a page that stops never loops
                 ss[ASKED_KEY] = (version, n)
                 st.rerun(scope="app")  # the page draws the teacher's settings, the vote's new phase
             if state.page != current_key:
