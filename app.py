@@ -41,14 +41,15 @@ current = st.navigation(sections, position="hidden" if bare else "sidebar", expa
 current_key = current.url_path or "overview"  # the default page's url_path is ""
 
 st.logo("assets/icon.png", size="large")
-live.frame(current_key)  # before the sidebar's widgets: a following student's settings are set before they are drawn
-pipeline = spec(current_key).pipeline
-if not bare:
-    sidebar.language_switch()
-    if pipeline:
-        sidebar.pipeline_controls()
-url.write(pipeline)
-url.notice()
-present.presentation(current_key, live=live_presenting)
-frame.run(current)
-live.drawn()  # the page ran to its end: a following student's screen shows the teacher's state
+with live.turn():  # class members' full runs take turns (a teacher's move reruns every follower at once)
+    live.frame(current_key)  # before the sidebar's widgets: a following student's settings are set before drawn
+    pipeline = spec(current_key).pipeline
+    if not bare:
+        sidebar.language_switch()
+        if pipeline:
+            sidebar.pipeline_controls()
+    url.write(pipeline)
+    url.notice()
+    present.presentation(current_key, live=live_presenting)
+    frame.run(current)
+    live.drawn()  # the page ran to its end: a following student's screen shows the teacher's state

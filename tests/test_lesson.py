@@ -292,11 +292,18 @@ def test_shift_shows_how_answers_moved_between_rounds():
 def test_a_follower_shows_a_version_once_its_run_ended_and_its_browser_says_so():
     """Streamlit can drop the end of a full run that just ended (a fragment's timer tick starts a new ScriptRunner
     and the old one's queued messages are ignored): bench_live found students stuck on the old h although the
-    server had drawn the new one. The browser's address is the proof; without it the session asks again."""
+    server had drawn the new one. The browser's address is the proof; without it the session asks once more."""
     grace = 2.0
-    assert not browser_shows(5, Drawn(applied=4, applied_at=100.0, acked="4"), now=101.0, grace_s=grace)
-    assert not browser_shows(5, Drawn(applied=None, applied_at=0.0, acked=None), now=101.0, grace_s=grace)
-    assert browser_shows(5, Drawn(applied=5, applied_at=100.0, acked="5"), now=500.0, grace_s=grace)
-    assert browser_shows(5, Drawn(applied=5, applied_at=100.0, acked="4"), now=101.0, grace_s=grace)  # in flight
-    assert not browser_shows(5, Drawn(applied=5, applied_at=100.0, acked="4"), now=102.5, grace_s=grace)  # lost
-    assert not browser_shows(5, Drawn(applied=5, applied_at=100.0, acked=None), now=102.5, grace_s=grace)
+
+    def drawn(applied, acked, at=100.0, run_s=0.1, reasked=False):  # noqa: ANN001, ANN202
+        return Drawn(applied=applied, applied_at=at, run_s=run_s, acked=acked, reasked=reasked)
+
+    assert not browser_shows(5, drawn(4, "4"), now=101.0, grace_s=grace)            # not drawn yet
+    assert not browser_shows(5, drawn(None, None, at=0.0), now=101.0, grace_s=grace)
+    assert browser_shows(5, drawn(5, "5"), now=500.0, grace_s=grace)                # drawn, and the browser says so
+    assert browser_shows(5, drawn(5, "4"), now=101.0, grace_s=grace)                # its messages still on the way
+    assert not browser_shows(5, drawn(5, "4"), now=102.5, grace_s=grace)            # lost: ask again
+    assert not browser_shows(5, drawn(5, None), now=102.5, grace_s=grace)
+    assert browser_shows(5, drawn(5, "4", run_s=3.0), now=108.0, grace_s=grace)     # a loaded server: wait longer
+    assert not browser_shows(5, drawn(5, "4", run_s=3.0), now=109.5, grace_s=grace)
+    assert browser_shows(5, drawn(5, "4", reasked=True), now=500.0, grace_s=grace)  # asked again once: no storm

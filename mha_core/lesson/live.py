@@ -143,19 +143,29 @@ def vote_key(page: str, question: str, parts: Sequence[object] = ()) -> str:
     return f"{page}.{question}.{digest[:KEY_HASH_HEX]}"
 
 
+ACK_LOAD_FACTOR = 3.0  # a loaded server sends a run's messages late: wait this many times the run's own duration
+
+
 @dataclass(frozen=True)
 class Drawn:
     """What a follower's session knows of the live version its page shows: the version its last complete full run
-    drew (``None``: none yet) and when, and the version its browser's address says it has (``None``: none)."""
+    drew (``None``: none yet), when that run ended and how long it took, the version its browser's address says it
+    has (``None``: none), and whether a poll already asked again for this version."""
 
     applied: int | None
     applied_at: float
+    run_s: float
     acked: str | None
+    reasked: bool
 
 
 def browser_shows(version: int, drawn: Drawn, now: float, grace_s: float) -> bool:
     """Whether a follower's browser shows ``version``: a full run drew it to its end and the browser says so, or
-    said nothing yet within ``grace_s`` of that run (a run's messages can be lost after it ended: ask again)."""
+    may still say so (within ``grace_s``, or ACK_LOAD_FACTOR times the run's duration on a loaded server). A run's
+    messages can be lost after it ended, so one more full run is asked for, but only one per version: asking again
+    on a loaded server would only load it more."""
     if drawn.applied != version:
         return False
-    return drawn.acked == str(version) or now - drawn.applied_at < grace_s
+    if drawn.acked == str(version) or drawn.reasked:
+        return True
+    return now - drawn.applied_at < max(grace_s, ACK_LOAD_FACTOR * drawn.run_s)

@@ -12,8 +12,10 @@ The plan, the state and the votes' figures are pure code in ``mha_core.lesson``.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import streamlit as st
@@ -53,6 +55,8 @@ IDLE_POLL_S = 3.0     # a member's check whether the class went live
 HEARTBEAT_S = 5.0     # a student's "I am here" at most this often (not every poll)
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
 SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
+RUNS_AT_ONCE = 1      # a process draws this many class members' full runs at a time (the rest wait their turn)
+TURN_WAIT_S = 30.0    # a run waits at most this long for its turn, then runs anyway
 MAX_ASK = 10          # polls that ask for a full run to draw one version (a page that stops must not loop)
 ACK_GRACE_S = 2.0     # after a full run drew a version, how long its browser may take to say so (LIVE_QUERY)
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time
@@ -66,7 +70,9 @@ PAGE_KEY = "live_page"             # session: the page of this run (the vote key
 FOLLOW_KEY = "live_follow"         # session: False once the student chose to explore on their own
 SEEN_KEY = "live_seen"             # session: Seen, the class's live state as this member read it last
 APPLIED_KEY = "live_applied"       # session: the version a full run of this member last drew to its end
-APPLIED_AT_KEY = "_live_applied_at"  # session: time.time() when that full run ended
+APPLIED_AT_KEY = "_live_applied_at"  # session: (time.time() when that full run ended, its duration in s)
+RUN_START_KEY = "_live_run_start"  # session: time.time() when this member's current full run began
+REASKED_KEY = "_live_reasked"      # session: the version a poll asked to draw again (its browser did not say so)
 PENDING_KEY = "_live_pending"      # session: the version the current full run copied (APPLIED once it ends)
 ASKED_KEY = "_live_asked"          # session: (version, times a poll asked for a full run to draw it)
 BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
@@ -218,6 +224,29 @@ def check_questions() -> tuple[str, ...]:
     return state.questions
 
 
+@st.cache_resource(show_spinner=False)
+def _turns() -> threading.BoundedSemaphore:
+    """The process's turns for class members' full runs (holds nothing: a cleared cache only makes a new one)."""
+    return threading.BoundedSemaphore(RUNS_AT_ONCE)
+
+
+@contextmanager
+def turn() -> Iterator[None]:
+    """For app.py, around a run: class members' full runs take turns. When the teacher moves, every follower's
+    session reruns at once; 60 script threads interleaved under the GIL (and on Streamlit's config lock, taken
+    for every message) finish all at the end, while in turns the first students see the move at once."""
+    if presenting() or student.member() is None:
+        yield
+        return
+    turns = _turns()
+    got = turns.acquire(timeout=TURN_WAIT_S)
+    try:
+        yield
+    finally:
+        if got:
+            turns.release()
+
+
 # --- the frame: app.py's one call ---
 
 def frame(current_key: str) -> None:
@@ -232,6 +261,7 @@ def frame(current_key: str) -> None:
     if m is None:
         return
     ss[FULL_RUN_KEY] = True
+    ss[RUN_START_KEY] = time.time()
     ss[DRAWN_KEY] = following()
     try:
         if isinstance(ss.get(SEEN_KEY), Seen) and ss[SEEN_KEY].class_id == m.class_id and ss[SEEN_KEY].state:
@@ -254,7 +284,8 @@ def drawn() -> None:
     ss = st.session_state
     if PENDING_KEY in ss:
         version = ss.pop(PENDING_KEY)
-        ss[APPLIED_KEY], ss[APPLIED_AT_KEY] = version, time.time()
+        now = time.time()
+        ss[APPLIED_KEY], ss[APPLIED_AT_KEY] = version, (now, now - float(ss.get(RUN_START_KEY, now)))
         if st.query_params.get(LIVE_QUERY) != str(version):
             st.query_params[LIVE_QUERY] = str(version)  # last: the browser has all of this run once it has this
 
@@ -262,7 +293,9 @@ def drawn() -> None:
 def _drawn_by_browser(version: int) -> bool:
     """Whether this member's browser shows ``version`` (lesson.browser_shows over the session and its address)."""
     ss = st.session_state
-    drawn = Drawn(ss.get(APPLIED_KEY), float(ss.get(APPLIED_AT_KEY, 0.0)), st.query_params.get(LIVE_QUERY))
+    applied_at, run_s = ss.get(APPLIED_AT_KEY, (0.0, 0.0))
+    drawn = Drawn(ss.get(APPLIED_KEY), applied_at, run_s, st.query_params.get(LIVE_QUERY),
+                  reasked=ss.get(REASKED_KEY) == version)
     return browser_shows(version, drawn, time.time(), ACK_GRACE_S)
 
 
@@ -494,6 +527,8 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
             n = asked[1] + 1 if asked and asked[0] == version else 1
             if not _drawn_by_browser(version) and n <= MAX_ASK:  # bounded: a page that stops never loops
                 ss[ASKED_KEY] = (version, n)
+                if ss.get(APPLIED_KEY) == version:  # drawn, but its browser does not say so: once more, once
+                    ss[REASKED_KEY] = version
                 st.rerun(scope="app")  # the page draws the teacher's settings, the vote's new phase
             if state.page != current_key:
                 _go(state.page)
