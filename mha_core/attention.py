@@ -30,20 +30,21 @@ __all__ = [
 class Trace:
     """Every intermediate of one multi-head attention forward pass, by name.
 
-    Shapes use n = sequence length, h = n_heads, g = n_kv_heads, d = d_head.
+    Shapes use n = number of queries, m = number of keys (m = n in self-attention), h = n_heads,
+    g = n_kv_heads, d = d_head.
     """
 
-    x: np.ndarray             # (n, d_model)   the input rows
+    x: np.ndarray             # (n, d_model)   the rows that ask (queries)
     q: np.ndarray             # (n, h*d)       x @ w_q
-    k: np.ndarray             # (n, g*d)       x @ w_k
-    v: np.ndarray             # (n, g*d)       x @ w_v
+    k: np.ndarray             # (m, g*d)       x_kv @ w_k
+    v: np.ndarray             # (m, g*d)       x_kv @ w_v
     q_heads: np.ndarray       # (h, n, d)      split_heads(q)
-    k_heads: np.ndarray       # (g, n, d)      split_heads(k)
-    v_heads: np.ndarray       # (g, n, d)      split_heads(v)
-    raw_scores: np.ndarray    # (h, n, n)      q_i k_j^T, before scaling
-    scores: np.ndarray        # (h, n, n)      raw_scores / sqrt(d), before mask and softmax
-    mask: np.ndarray | None   # (n, n) bool    True where a query may look at a key
-    weights: np.ndarray       # (h, n, n)      softmax over keys (rows sum to 1)
+    k_heads: np.ndarray       # (g, m, d)      split_heads(k)
+    v_heads: np.ndarray       # (g, m, d)      split_heads(v)
+    raw_scores: np.ndarray    # (h, n, m)      q_i k_j^T, before scaling
+    scores: np.ndarray        # (h, n, m)      raw_scores / sqrt(d), before mask and softmax
+    mask: np.ndarray | None   # (n, n) bool    True where a query may look at a key (causal self-attention)
+    weights: np.ndarray       # (h, n, m)      softmax over keys (rows sum to 1)
     head_outputs: np.ndarray  # (h, n, d)      weights @ v per head
     concat: np.ndarray        # (n, h*d)       merge_heads(head_outputs)
     output: np.ndarray        # (n, d_model)   concat @ w_o
@@ -51,10 +52,16 @@ class Trace:
     n_kv_heads: int
     d_head: int
     causal: bool
+    x_kv: np.ndarray | None = None  # (m, d_kv)  the rows that answer (keys, values); None: x itself
 
     @property
     def d_model(self) -> int:
         return int(self.x.shape[1])
+
+    @property
+    def cross(self) -> bool:
+        """Cross-attention: keys and values come from other rows than the queries."""
+        return self.x_kv is not None
 
     @property
     def group_size(self) -> int:
@@ -123,8 +130,24 @@ def _project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, name: str) -> n
     return y
 
 
-def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads) -> int:
-    """Validate shapes in the order a student would check them; return d_head."""
+def _check_kv(x_kv: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, causal: bool) -> None:
+    """Validate the rows keys and values come from (cross-attention)."""
+    if x_kv.ndim != 2:
+        raise LabError("x_kv_ndim", ndim=x_kv.ndim)
+    if x_kv.shape[0] == 0:
+        raise LabError("x_kv_empty")
+    if not np.all(np.isfinite(x_kv)):
+        raise LabError("not_finite", name="X_kv")
+    if causal:
+        raise LabError("causal_cross")
+    for name, w in (("W_K", w_k), ("W_V", w_v)):
+        if w.ndim == 2 and w.shape[0] != x_kv.shape[1]:
+            raise LabError("kv_rows", name=name, rows=w.shape[0], d_kv=x_kv.shape[1])
+
+
+def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads, d_kv: int | None = None) -> int:
+    """Validate shapes in the order a student would check them; return d_head. ``d_kv``: the width of the rows
+    keys and values come from, when they are not X (checked by ``_check_kv``)."""
     if x.ndim != 2:
         raise LabError("x_ndim", ndim=x.ndim)
     n, d_model = x.shape
@@ -142,7 +165,7 @@ def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads) -> int:
         if not np.all(np.isfinite(w)):
             raise LabError("not_finite", name=name)
     for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
-        if w.shape[0] != d_model:
+        if w.shape[0] != (d_model if d_kv is None or name == "W_Q" else d_kv):
             raise LabError("w_rows", name=name, rows=w.shape[0], d_model=d_model)
     inner = w_q.shape[1]
     if inner % n_heads:
@@ -168,6 +191,7 @@ def multi_head_attention(
     *,
     n_kv_heads: int | None = None,
     causal: bool = False,
+    x_kv: np.ndarray | None = None,
     b_q: np.ndarray | None = None,
     b_k: np.ndarray | None = None,
     b_v: np.ndarray | None = None,
@@ -175,14 +199,20 @@ def multi_head_attention(
 ) -> Trace:
     """MultiHead(X) = Concat(head_1..head_h) W^O, head_i = Attention(X W_Q^i, X W_K^i, X W_V^i).
 
-    ``n_kv_heads`` < ``n_heads`` is grouped-query attention (1 = multi-query). Biases are
-    optional (real checkpoints have them). Bad shapes raise ``LabError`` (a ValueError).
+    ``n_kv_heads`` < ``n_heads`` is grouped-query attention (1 = multi-query). ``x_kv`` is
+    cross-attention: queries from ``x``, keys and values from ``x_kv`` (an encoder's rows for a
+    decoder); ``None`` is self-attention. Biases are optional (real checkpoints have them). Bad
+    shapes raise ``LabError`` (a ValueError).
     """
     x, w_q, w_k, w_v, w_o = (np.asarray(a) for a in (x, w_q, w_k, w_v, w_o))
     g = n_heads if n_kv_heads is None else n_kv_heads
-    d_head = _check(x, w_q, w_k, w_v, w_o, n_heads, g)
+    src = x
+    if x_kv is not None:
+        src = np.asarray(x_kv)
+        _check_kv(src, w_k, w_v, causal)
+    d_head = _check(x, w_q, w_k, w_v, w_o, n_heads, g, d_kv=None if x_kv is None else src.shape[1])
 
-    q, k, v = _project(x, w_q, b_q, "b_q"), _project(x, w_k, b_k, "b_k"), _project(x, w_v, b_v, "b_v")
+    q, k, v = _project(x, w_q, b_q, "b_q"), _project(src, w_k, b_k, "b_k"), _project(src, w_v, b_v, "b_v")
     q_heads, k_heads, v_heads = split_heads(q, n_heads), split_heads(k, g), split_heads(v, g)
 
     mask = causal_mask(x.shape[0]) if causal else None
@@ -196,4 +226,5 @@ def multi_head_attention(
         raw_scores=raw, scores=scaled, mask=mask, weights=weights,
         head_outputs=head_outputs, concat=concat, output=output,
         n_heads=n_heads, n_kv_heads=g, d_head=d_head, causal=causal,
+        x_kv=None if x_kv is None else src,
     )

@@ -143,3 +143,94 @@ def test_bad_bias_is_explained():
     x, w_q, w_k, w_v, w_o = _ok()
     with pytest.raises(LabError, match="b_q"):
         multi_head_attention(x, w_q, w_k, w_v, w_o, 2, b_q=np.zeros(3))
+
+
+# --- cross-attention: queries from x, keys and values from x_kv ---
+
+CROSS_SHAPES = [(1, 3, 4, 1, 4), (5, 7, 8, 2, 8), (4, 9, 16, 4, 12), (12, 5, 64, 8, 64), (3, 11, 30, 5, 20)]
+
+
+@pytest.mark.parametrize("n,m,d_model,n_heads,d_kv", CROSS_SHAPES)
+@pytest.mark.parametrize("bias", [False, True])
+def test_cross_attention_matches_torch_multihead_attention(n, m, d_model, n_heads, d_kv, bias):
+    """MultiheadAttention(query, key, value) with query ≠ key = value; d_kv ≠ d_model is torch's kdim/vdim."""
+    rng = np.random.default_rng(n * 100 + m * 10 + d_kv)
+    d_head = d_model // n_heads
+    x, w_q, _, _, w_o = _weights(rng, n, d_model, n_heads, d_head, n_heads)
+    x_kv = rng.standard_normal((m, d_kv))
+    w_k = rng.standard_normal((d_kv, d_model)) / np.sqrt(d_kv)
+    w_v = rng.standard_normal((d_kv, d_model)) / np.sqrt(d_kv)
+    module = torch.nn.MultiheadAttention(d_model, n_heads, bias=bias, kdim=d_kv, vdim=d_kv, batch_first=True,
+                                         dtype=torch.float64)
+    biases = {}
+    with torch.no_grad():
+        if d_kv == d_model:  # torch keeps one packed in_proj_weight when kdim = vdim = embed_dim
+            module.in_proj_weight.copy_(torch.from_numpy(np.concatenate([w_q.T, w_k.T, w_v.T])))
+        else:
+            module.q_proj_weight.copy_(torch.from_numpy(w_q.T))
+            module.k_proj_weight.copy_(torch.from_numpy(w_k.T))
+            module.v_proj_weight.copy_(torch.from_numpy(w_v.T))
+        module.out_proj.weight.copy_(torch.from_numpy(w_o.T))
+        if bias:
+            b, b_o = rng.standard_normal(3 * d_model), rng.standard_normal(d_model)
+            module.in_proj_bias.copy_(torch.from_numpy(b))
+            module.out_proj.bias.copy_(torch.from_numpy(b_o))
+            biases = dict(b_q=b[:d_model], b_k=b[d_model:2 * d_model], b_v=b[2 * d_model:], b_o=b_o)
+        kv = torch.from_numpy(x_kv)[None]
+        out, weights = module(torch.from_numpy(x)[None], kv, kv, need_weights=True, average_attn_weights=False)
+    trace = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, x_kv=x_kv, **biases)
+    assert trace.cross and trace.weights.shape == (n_heads, n, m) and trace.k_heads.shape == (n_heads, m, d_head)
+    assert np.max(np.abs(trace.output - out[0].numpy())) < TOL
+    assert np.max(np.abs(trace.weights - weights[0].numpy())) < TOL
+
+
+@pytest.mark.parametrize("n,m,d_model,n_heads,d_head,n_kv_heads", [(6, 4, 32, 4, 8, 2), (3, 10, 64, 8, 8, 1),
+                                                                  (7, 7, 48, 6, 8, 3)])
+def test_cross_attention_with_gqa_matches_torch_sdpa(n, m, d_model, n_heads, d_head, n_kv_heads):
+    rng = np.random.default_rng(n + m + n_kv_heads)
+    x, w_q, w_k, w_v, w_o = _weights(rng, n, d_model, n_heads, d_head, n_kv_heads)
+    x_kv = rng.standard_normal((m, d_model))
+    trace = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads=n_kv_heads, x_kv=x_kv)
+
+    def heads(a, rows, h):  # (rows, h*d) -> (1, h, rows, d), written independently of split_heads
+        return torch.from_numpy(a).view(rows, h, d_head).permute(1, 0, 2)[None]
+
+    q = heads(x @ w_q, n, n_heads)
+    k, v = heads(x_kv @ w_k, m, n_kv_heads), heads(x_kv @ w_v, m, n_kv_heads)
+    out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    expected = out[0].permute(1, 0, 2).reshape(n, n_heads * d_head).numpy() @ w_o
+    assert np.max(np.abs(trace.output - expected)) < TOL
+    s = (q @ k.repeat_interleave(n_heads // n_kv_heads, dim=1).transpose(-1, -2)) / d_head**0.5
+    assert np.max(np.abs(trace.weights - torch.softmax(s, -1)[0].numpy())) < TOL
+
+
+def test_self_attention_is_cross_attention_of_x_with_itself_and_none_keeps_it():
+    rng = np.random.default_rng(3)
+    x, w_q, w_k, w_v, w_o = _weights(rng, 5, 16, 4, 4, 2)
+    plain = multi_head_attention(x, w_q, w_k, w_v, w_o, 4, n_kv_heads=2)
+    assert plain.x_kv is None and not plain.cross
+    np.testing.assert_array_equal(multi_head_attention(x, w_q, w_k, w_v, w_o, 4, n_kv_heads=2, x_kv=None).output,
+                                  plain.output)
+    same = multi_head_attention(x, w_q, w_k, w_v, w_o, 4, n_kv_heads=2, x_kv=x.copy())
+    np.testing.assert_array_equal(same.output, plain.output)
+    np.testing.assert_array_equal(same.weights, plain.weights)
+
+
+@pytest.mark.parametrize(
+    "x_kv,w_k_rows,causal,key",
+    [
+        (np.zeros(8), None, False, "x_kv_ndim"),
+        (np.zeros((0, 8)), None, False, "x_kv_empty"),
+        (np.full((3, 8), np.nan), None, False, "not_finite"),
+        (np.zeros((3, 8)), None, True, "causal_cross"),
+        (np.zeros((3, 6)), None, False, "kv_rows"),
+        (np.zeros((3, 8)), 5, False, "kv_rows"),
+    ],
+)
+def test_bad_cross_attention_inputs_raise_a_readable_lab_error(x_kv, w_k_rows, causal, key):
+    x, w_q, w_k, w_v, w_o = _ok()
+    if w_k_rows is not None:
+        w_k = w_k[:w_k_rows]
+    with pytest.raises(LabError) as info:
+        multi_head_attention(x, w_q, w_k, w_v, w_o, 2, causal=causal, x_kv=x_kv)
+    assert info.value.key == key and len(str(info.value)) > 20
