@@ -324,3 +324,49 @@ def test_heads_vs_accuracy_result_file():
         accs = [r["accuracy"] for r in data["runs"] if r["n_heads"] == h]
         assert data["mean_accuracy"][str(h)] == pytest.approx(np.mean(accs))
         assert all(r["d_head"] * h == data["d_model"] for r in data["runs"] if r["n_heads"] == h)
+
+
+# --- grouped-query attention in the toy model (issue 17 item 3) ------------------------------------
+
+@pytest.mark.parametrize("g", [1, 2, 4])
+def test_a_gqa_toy_model_is_the_numpy_cores_gqa(g):
+    """n_kv_heads = g: W_K and W_V are g heads wide and each serves n_heads // g consecutive query heads, exactly
+    as mha_core.multi_head_attention(n_kv_heads=g) computes it."""
+    model = ToyTransformer(ToyConfig(n_heads=4, n_kv_heads=g, seed=5))
+    cfg = model.config
+    view = inspect_sequence(model, held_out_batch(cfg, 1).tokens[0])
+    for layer in range(cfg.n_layers):
+        w = layer_weights(model, layer)
+        assert w.w_k.shape == w.w_v.shape == (cfg.d_model, g * cfg.d_head) and w.n_kv_heads == g
+        trace = multi_head_attention(view.layer_inputs[layer].astype(np.float32), w.w_q, w.w_k, w.w_v, w.w_o,
+                                     w.n_heads, n_kv_heads=w.n_kv_heads, causal=True)
+        assert np.max(np.abs(trace.weights - view.attn[layer])) < 1e-5
+    shared = {k: v for k, v in model.state_dict().items() if "c_attn" in k}
+    assert all(v.shape == (cfg.d_model + 2 * g * cfg.d_head, cfg.d_model) for v in shared.values())
+
+
+def test_the_default_toy_model_keeps_its_shape_and_a_bad_kv_count_is_refused():
+    assert ToyConfig().kv_heads == ToyConfig().n_heads
+    assert ToyTransformer(ToyConfig()).blocks[0].attn.c_attn.weight.shape == (3 * 64, 64)  # the shipped file loads
+    for g in (0, 3):
+        with pytest.raises(LabError) as info:
+            ToyConfig(n_heads=4, n_kv_heads=g)
+        assert info.value.key == "kv_divides"
+
+
+def test_the_cli_trains_a_gqa_model_and_says_its_kv_cache(tmp_path, capsys):
+    from mha_core.counts import kv_cache_bytes
+    from mha_core.toy.__main__ import default_out, main
+
+    out = tmp_path / "kv2.pt"
+    assert main(["train", "--n-kv-heads", "2", "--out", str(out)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    cfg = toy_weights.load_model(out).config
+    assert cfg.kv_heads == said["n_kv_heads"] == 2 and said["n_heads"] == cfg.n_heads and said["attention"] == "GQA"
+    mha = kv_cache_bytes(n_layers=cfg.n_layers, n_kv_heads=cfg.n_heads, d_head=cfg.d_head, seq_len=cfg.n_ctx,
+                         bytes_per_value=4)
+    assert said["kv_cache_bytes_full_context"] * cfg.n_heads // 2 == mha
+    assert said["final_loss"] < 2.0  # it learned (chance is ln 64 = 4.2)
+    assert default_out(None) == toy_weights.DEFAULT_WEIGHTS and default_out(2).name == "kv2.pt"
+    assert main(["train", "--n-kv-heads", "3", "--out", str(tmp_path / "no.pt")]) == 2
+    assert "n_kv_heads = 3" in capsys.readouterr().err and not (tmp_path / "no.pt").exists()

@@ -1,17 +1,21 @@
-"""Command line: ``python -m mha_core.toy {train,scores,ablation,experiment [--task registers|copy]}``; prints JSON."""
+"""Command line: ``python -m mha_core.toy {train [--n-kv-heads G],scores,ablation,experiment [--task registers|copy]}``;
+prints JSON."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
 
+from mha_core.counts import attention_kind, kv_cache_bytes
+from mha_core.errors import LabError
 from mha_core.toy import scores as sc
 from mha_core.toy.ablation import ablate, importance, pruning_curve
+from mha_core.toy.config import TrainRecipe
 from mha_core.toy.evaluate import EVAL_SEED, EVAL_SEQS, held_out_batch, repeat_metrics, score_model
 from mha_core.toy.experiment import TASKS, heads_vs_accuracy
 from mha_core.toy.train import DEFAULT_RECIPE, train_recipe
@@ -24,17 +28,40 @@ def _print(obj: object) -> None:
     print(json.dumps(obj, indent=2))
 
 
+def _recipe(n_kv_heads: int | None) -> TrainRecipe:
+    """The default recipe, with ``n_kv_heads`` K/V heads when given (GQA; 1 = MQA)."""
+    if n_kv_heads is None:
+        return DEFAULT_RECIPE
+    return replace(DEFAULT_RECIPE, config=replace(DEFAULT_RECIPE.config, n_kv_heads=n_kv_heads))
+
+
+def default_out(n_kv_heads: int | None) -> Path:
+    """The shipped weights for the default recipe; ``assets/toy/kv{G}.pt`` for G K/V heads (never the shipped file)."""
+    return DEFAULT_WEIGHTS if n_kv_heads is None else ASSETS / f"kv{n_kv_heads}.pt"
+
+
 def cmd_train(args: argparse.Namespace) -> int:
-    """Train the default recipe; write it to --out, or with --check compare it with the file instead."""
-    model, history = train_recipe(DEFAULT_RECIPE)
-    out = {"seconds": round(history.seconds, 2), "final_loss": history.loss[-1], "steps": DEFAULT_RECIPE.steps}
+    """Train the default recipe (with --n-kv-heads G: G shared K/V heads); write it to --out, or with --check compare
+    it with the file instead."""
+    try:
+        recipe = _recipe(args.n_kv_heads)
+    except LabError as err:
+        print(f"python -m mha_core.toy train: {err}", file=sys.stderr)
+        return 2
+    args.out = args.out or default_out(args.n_kv_heads)
+    cfg = recipe.config
+    model, history = train_recipe(recipe)
+    out = {"seconds": round(history.seconds, 2), "final_loss": history.loss[-1], "steps": recipe.steps,
+           "n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads, "attention": attention_kind(cfg.n_heads, cfg.kv_heads),
+           "kv_cache_bytes_full_context": kv_cache_bytes(n_layers=cfg.n_layers, n_kv_heads=cfg.kv_heads,
+                                                         d_head=cfg.d_head, seq_len=cfg.n_ctx, bytes_per_value=4)}
     if args.check:
         shipped = load_model(args.out).state_dict()
         diff = max(float((shipped[k] - v).abs().max()) for k, v in model.state_dict().items())
         out |= {"compared_with": str(args.out), "max_abs_diff": diff, "identical": diff == 0.0}
         _print(out)
         return 0 if diff == 0.0 else 1
-    save_model(model, args.out, DEFAULT_RECIPE)
+    save_model(model, args.out, recipe)
     _print(out | {"written": str(args.out), "bytes": args.out.stat().st_size})
     return 0
 
@@ -91,8 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mha_core.toy", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("train", help="reproduce the shipped weights from the seed")
-    p.add_argument("--out", type=Path, default=DEFAULT_WEIGHTS)
+    p.add_argument("--out", type=Path, default=None,
+                   help="default: the shipped assets/toy/default.pt; with --n-kv-heads G, assets/toy/kvG.pt")
     p.add_argument("--check", action="store_true", help="compare with --out instead of overwriting it")
+    p.add_argument("--n-kv-heads", type=int, default=None, metavar="G",
+                   help="K/V heads shared by the query heads (grouped-query attention; 1 = multi-query); "
+                        "default: one per query head, as the shipped model")
     p.set_defaults(func=cmd_train)
     for name, func in (("scores", cmd_scores), ("ablation", cmd_ablation)):
         p = sub.add_parser(name, help=func.__doc__)

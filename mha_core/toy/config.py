@@ -19,6 +19,7 @@ class ToyConfig:
     d_model: int = 64
     n_heads: int = 4
     n_layers: int = 2
+    n_kv_heads: int | None = None  # K/V heads shared by the query heads (GQA; 1 = MQA); None: one per query head
     mlp: bool = False
     seed: int = 0
     min_repeat: int = 4    # shortest repeated segment in the data
@@ -31,6 +32,8 @@ class ToyConfig:
                 raise LabError("toy_positive", name=name, value=getattr(self, name))
         if self.d_model % self.n_heads:
             raise LabError("h_divides", d_model=self.d_model, h=self.n_heads)
+        if self.kv_heads < 1 or self.n_heads % self.kv_heads:
+            raise LabError("kv_divides", h=self.n_heads, g=self.kv_heads)
         if self.distinct and self.vocab_size < self.n_ctx:
             raise LabError("toy_vocab", v=self.vocab_size, n=self.n_ctx)
         if not 2 <= self.min_repeat <= self.max_repeat or 2 * self.max_repeat > self.n_ctx:
@@ -39,6 +42,11 @@ class ToyConfig:
     @property
     def d_head(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """How many K/V heads the model has (n_heads for plain multi-head attention)."""
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
 
     def to_dict(self) -> dict[str, int | bool]:
         """Plain dict (saved next to the state_dict so ``torch.load(weights_only=True)`` works)."""

@@ -36,28 +36,36 @@ class LayerWeights:
     """One attention layer in the numpy core's row-vector convention (``q = x @ w_q``)."""
 
     w_q: np.ndarray  # (d_model, h*d_head)
-    w_k: np.ndarray  # (d_model, h*d_head)
-    w_v: np.ndarray  # (d_model, h*d_head)
+    w_k: np.ndarray  # (d_model, g*d_head)
+    w_v: np.ndarray  # (d_model, g*d_head)
     w_o: np.ndarray  # (h*d_head, d_model)
     n_heads: int
+    n_kv_heads: int  # g: K/V heads, each read by n_heads // g query heads
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head causal self-attention; ``head_mask`` (h,) scales each head's output before W_O."""
+    """Multi-head causal self-attention, grouped-query when ``cfg.n_kv_heads`` < ``cfg.n_heads`` (each K/V head
+    serves a group of consecutive query heads, as ``mha_core.repeat_kv``); ``head_mask`` (h,) scales each query
+    head's output before W_O."""
 
     def __init__(self, cfg: ToyConfig) -> None:
         super().__init__()
-        self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
-        self.c_attn = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)  # [W_Q | W_K | W_V]
+        self.n_heads, self.n_kv_heads, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
+        kv = cfg.kv_heads * cfg.d_head
+        self.split_sizes = (cfg.d_model, kv, kv)
+        self.c_attn = nn.Linear(cfg.d_model, cfg.d_model + 2 * kv, bias=False)  # [W_Q | W_K | W_V]
         self.c_proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)      # W_O
         self.register_buffer("mask", torch.tril(torch.ones(cfg.n_ctx, cfg.n_ctx, dtype=torch.bool)),
                              persistent=False)
 
     def forward(self, x: torch.Tensor, head_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         b, n, d = x.shape
-        q, k, v = self.c_attn(x).split(d, dim=2)
+        q, k, v = self.c_attn(x).split(self.split_sizes, dim=2)
         # split heads: column block i -> head i, as mha_core.split_heads
-        q, k, v = (t.view(b, n, self.n_heads, self.d_head).transpose(1, 2) for t in (q, k, v))
+        q = q.view(b, n, self.n_heads, self.d_head).transpose(1, 2)                       # (B, h, n, d_head)
+        k, v = (t.view(b, n, self.n_kv_heads, self.d_head).transpose(1, 2) for t in (k, v))  # (B, g, n, d_head)
+        if self.n_kv_heads != self.n_heads:  # each K/V head serves h // g query heads (mha_core.repeat_kv)
+            k, v = (t.repeat_interleave(self.n_heads // self.n_kv_heads, dim=1) for t in (k, v))
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_head)
         scores = scores.masked_fill(~self.mask[:n, :n], float("-inf"))
         weights = F.softmax(scores, dim=-1)
@@ -162,7 +170,8 @@ def layer_weights(model: ToyTransformer, layer: int) -> LayerWeights:
     if not 0 <= layer < cfg.n_layers:
         raise LabError("toy_layer", layer=layer, n=cfg.n_layers)
     attn = model.blocks[layer].attn
-    w = attn.c_attn.weight.detach().cpu().numpy()  # (3*d_model, d_model), rows = output features
-    w_q, w_k, w_v = (part.T.copy() for part in np.split(w, 3, axis=0))
+    w = attn.c_attn.weight.detach().cpu().numpy()  # (d_model + 2*g*d_head, d_model), rows = output features
+    edges = np.cumsum(attn.split_sizes)[:-1]
+    w_q, w_k, w_v = (part.T.copy() for part in np.split(w, edges, axis=0))
     w_o = attn.c_proj.weight.detach().cpu().numpy().T.copy()
-    return LayerWeights(w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, n_heads=cfg.n_heads)
+    return LayerWeights(w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, n_heads=cfg.n_heads, n_kv_heads=cfg.kv_heads)
