@@ -1,4 +1,5 @@
-"""The toy transformer: load + score + one sequence's attention, and a training run up to an induction head.
+"""The toy transformer: load + score + one sequence's attention, generation with a KV cache (per step, beside a
+full recomputation of the prefix), and a training run up to an induction head.
 
 Prints medians over repeated runs (and the machine's load average, since these boxes are shared);
 nothing here is asserted by the tests.
@@ -14,7 +15,8 @@ import time
 
 import torch
 
-from mha_core.toy import DEFAULT_RECIPE, held_out_batch, inspect_sequence, load_default, score_model
+from benchmarks.harness import percentile
+from mha_core.toy import DEFAULT_RECIPE, generate, held_out_batch, inspect_sequence, load_default, score_model
 from mha_core.toy.train import train_recipe
 
 INDUCTION_TARGET = 0.8  # "reached an induction head": best last-layer induction score on held-out data
@@ -41,6 +43,29 @@ def bench_inference(repeats: int) -> None:
     print(f"inference, median of {repeats} ({n} held-out sequences scored):")
     for k, v in parts.items():
         print(f"  {k:13s} {statistics.median(v):8.1f} ms")
+
+
+def bench_generation(repeats: int, new_tokens: int = 20) -> None:
+    """Per generated token: a cached step (the new row only) vs the model rerun on the whole prefix, same run."""
+    model = load_default()
+    prompt = [1, 2, 3]
+    cached, full = [], []
+    for rep in range(repeats):
+        gen, t = timed(lambda r=rep: generate(model, prompt, new_tokens, temperature=1.0, seed=r))
+        cached.append(t * 1000 / len(gen.steps))
+        ids = gen.tokens
+
+        def rerun(ids=ids) -> None:
+            with torch.no_grad():
+                for n in range(1, len(ids)):
+                    model(torch.tensor([ids[:n]]))
+
+        _, t = timed(rerun)
+        full.append(t * 1000 / (len(ids) - 1))
+    print(f"generation, {repeats} runs of {len(prompt)} + {new_tokens} tokens, ms per token:")
+    print(f"  cached step  p50 {statistics.median(cached):6.2f}  p95 {percentile(cached, 95):6.2f}")
+    print(f"  full rerun   p50 {statistics.median(full):6.2f}  p95 {percentile(full, 95):6.2f}  "
+          f"(x{statistics.median(full) / statistics.median(cached):.1f})")
 
 
 def bench_training(runs: int) -> None:
@@ -86,6 +111,7 @@ def main() -> None:
     _, t_opt = timed(lambda: torch.optim.AdamW(torch.nn.Linear(1, 1).parameters()))
     print(f"first optimizer of the process (imports torch._dynamo, paid once per process): {t_opt:.2f} s")
     bench_inference(a.repeats)
+    bench_generation(a.repeats)
     bench_training(a.train_runs)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 

@@ -24,6 +24,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "evaluate": ("RepeatMetrics", "SequenceView", "attention", "held_out_batch", "inspect_sequence",
                  "repeat_metrics", "score_model"),
     "experiment": ("HeadsResult", "RunResult"),
+    "generation": ("GenStep", "Generation", "KVCache", "cache_bytes", "decode_step", "generate"),
     "lab": ("D_MODELS", "EVERY", "HEAD_CHOICES", "HEADS_RESULT", "LAYER_CHOICES", "MAX_SEQ", "MAX_STEPS",
             "MIN_D_HEAD", "PAGE_STREAM", "PRUNE_TOLERANCE", "STEP_SIZE", "SYMBOLS", "ProgressPoint",
             "SequenceReport", "Snapshot", "TrainRun", "TrainSettings", "copyable", "format_sequence",
