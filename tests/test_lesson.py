@@ -295,15 +295,19 @@ def test_a_follower_shows_a_version_once_its_run_ended_and_its_browser_says_so()
     server had drawn the new one. The browser's address is the proof; without it the session asks once more."""
     grace = 2.0
 
-    def drawn(applied, acked, at=100.0, run_s=0.1, reasked=False):  # noqa: ANN001, ANN202
-        return Drawn(applied=applied, applied_at=at, run_s=run_s, acked=acked, reasked=reasked)
+    def drawn(applied, acked, at=100.0, run_s=0.1, reasks=0):  # noqa: ANN001, ANN202
+        return Drawn(applied=applied, applied_at=at, run_s=run_s, acked=acked, reasks=reasks)
 
-    assert not browser_shows(5, drawn(4, "4"), now=101.0, grace_s=grace)            # not drawn yet
-    assert not browser_shows(5, drawn(None, None, at=0.0), now=101.0, grace_s=grace)
-    assert browser_shows(5, drawn(5, "5"), now=500.0, grace_s=grace)                # drawn, and the browser says so
-    assert browser_shows(5, drawn(5, "4"), now=101.0, grace_s=grace)                # its messages still on the way
-    assert not browser_shows(5, drawn(5, "4"), now=102.5, grace_s=grace)            # lost: ask again
-    assert not browser_shows(5, drawn(5, None), now=102.5, grace_s=grace)
-    assert browser_shows(5, drawn(5, "4", run_s=3.0), now=108.0, grace_s=grace)     # a loaded server: wait longer
-    assert not browser_shows(5, drawn(5, "4", run_s=3.0), now=109.5, grace_s=grace)
-    assert browser_shows(5, drawn(5, "4", reasked=True), now=500.0, grace_s=grace)  # asked again once: no storm
+    def shows(d, now):  # noqa: ANN001, ANN202
+        return browser_shows(5, d, now=now, grace_s=grace, max_reasks=3)
+
+    assert not shows(drawn(4, "4"), 101.0)                          # not drawn yet
+    assert not shows(drawn(None, None, at=0.0), 101.0)
+    assert shows(drawn(5, "5"), 500.0)                              # drawn, and the browser says so
+    assert shows(drawn(5, "4"), 101.0)                              # its messages still on the way
+    assert not shows(drawn(5, "4"), 102.5)                          # lost: ask again
+    assert not shows(drawn(5, None), 102.5)
+    assert shows(drawn(5, "4", run_s=3.0), 108.0)                   # a loaded server: wait longer
+    assert not shows(drawn(5, "4", run_s=3.0), 109.5)
+    assert not shows(drawn(5, "4", reasks=2), 102.5)                # asked again twice: once more
+    assert shows(drawn(5, "4", reasks=3), 500.0)                    # three times: no storm

@@ -150,22 +150,22 @@ ACK_LOAD_FACTOR = 3.0  # a loaded server sends a run's messages late: wait this 
 class Drawn:
     """What a follower's session knows of the live version its page shows: the version its last complete full run
     drew (``None``: none yet), when that run ended and how long it took, the version its browser's address says it
-    has (``None``: none), and whether a poll already asked again for this version."""
+    has (``None``: none), and how many times a poll already asked to draw this version again."""
 
     applied: int | None
     applied_at: float
     run_s: float
     acked: str | None
-    reasked: bool
+    reasks: int
 
 
-def browser_shows(version: int, drawn: Drawn, now: float, grace_s: float) -> bool:
+def browser_shows(version: int, drawn: Drawn, now: float, grace_s: float, max_reasks: int) -> bool:
     """Whether a follower's browser shows ``version``: a full run drew it to its end and the browser says so, or
-    may still say so (within ``grace_s``, or ACK_LOAD_FACTOR times the run's duration on a loaded server). A run's
-    messages can be lost after it ended, so one more full run is asked for, but only one per version: asking again
-    on a loaded server would only load it more."""
+    may still say so (within ``grace_s`` of that run's end, or ACK_LOAD_FACTOR times its duration on a loaded
+    server). A run's messages can be lost after it ended, so the version is drawn again, at most ``max_reasks``
+    times and each time only after that wait: asking at every poll on a loaded server would only load it more."""
     if drawn.applied != version:
         return False
-    if drawn.acked == str(version) or drawn.reasked:
+    if drawn.acked == str(version) or drawn.reasks >= max_reasks:
         return True
     return now - drawn.applied_at < max(grace_s, ACK_LOAD_FACTOR * drawn.run_s)

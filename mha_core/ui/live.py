@@ -55,10 +55,11 @@ IDLE_POLL_S = 3.0     # a member's check whether the class went live
 HEARTBEAT_S = 5.0     # a student's "I am here" at most this often (not every poll)
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
 SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
-RUNS_AT_ONCE = 1      # a process draws this many class members' full runs at a time (the rest wait their turn)
+RUNS_AT_ONCE = 1      # a process draws this many following students' full runs at a time (the rest wait)
 TURN_WAIT_S = 30.0    # a run waits at most this long for its turn, then runs anyway
 MAX_ASK = 10          # polls that ask for a full run to draw one version (a page that stops must not loop)
 ACK_GRACE_S = 2.0     # after a full run drew a version, how long its browser may take to say so (LIVE_QUERY)
+MAX_REASK = 3         # full runs asked again for one version its browser does not confirm
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time
 
 # --- session keys (values, not widgets) ---
@@ -72,7 +73,7 @@ SEEN_KEY = "live_seen"             # session: Seen, the class's live state as th
 APPLIED_KEY = "live_applied"       # session: the version a full run of this member last drew to its end
 APPLIED_AT_KEY = "_live_applied_at"  # session: (time.time() when that full run ended, its duration in s)
 RUN_START_KEY = "_live_run_start"  # session: time.time() when this member's current full run began
-REASKED_KEY = "_live_reasked"      # session: the version a poll asked to draw again (its browser did not say so)
+REASKED_KEY = "_live_reasked"      # session: (version, times a poll asked to draw it again: not confirmed)
 PENDING_KEY = "_live_pending"      # session: the version the current full run copied (APPLIED once it ends)
 ASKED_KEY = "_live_asked"          # session: (version, times a poll asked for a full run to draw it)
 BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
@@ -232,10 +233,12 @@ def _turns() -> threading.BoundedSemaphore:
 
 @contextmanager
 def turn() -> Iterator[None]:
-    """For app.py, around a run: class members' full runs take turns. When the teacher moves, every follower's
-    session reruns at once; 60 script threads interleaved under the GIL (and on Streamlit's config lock, taken
-    for every message) finish all at the end, while in turns the first students see the move at once."""
-    if presenting() or student.member() is None:
+    """For app.py, around a run: following students' full runs take turns. When the teacher moves, every
+    follower's session reruns at once; 60 script threads interleaved under the GIL (and on Streamlit's config lock,
+    taken for every message) finish all at the end, while in turns the first students see the move at once. Only
+    followers of a live lesson wait: a student exploring on their own (e.g. training the toy model for seconds) or
+    outside a lesson never holds up the class, nor waits for it."""
+    if presenting() or not following() or _live_seen() is None:
         yield
         return
     turns = _turns()
@@ -294,9 +297,10 @@ def _drawn_by_browser(version: int) -> bool:
     """Whether this member's browser shows ``version`` (lesson.browser_shows over the session and its address)."""
     ss = st.session_state
     applied_at, run_s = ss.get(APPLIED_AT_KEY, (0.0, 0.0))
+    reasked = ss.get(REASKED_KEY)
     drawn = Drawn(ss.get(APPLIED_KEY), applied_at, run_s, st.query_params.get(LIVE_QUERY),
-                  reasked=ss.get(REASKED_KEY) == version)
-    return browser_shows(version, drawn, time.time(), ACK_GRACE_S)
+                  reasks=reasked[1] if reasked and reasked[0] == version else 0)
+    return browser_shows(version, drawn, time.time(), ACK_GRACE_S, MAX_REASK)
 
 
 # --- the presenter ---
@@ -527,8 +531,9 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
             n = asked[1] + 1 if asked and asked[0] == version else 1
             if not _drawn_by_browser(version) and n <= MAX_ASK:  # bounded: a page that stops never loops
                 ss[ASKED_KEY] = (version, n)
-                if ss.get(APPLIED_KEY) == version:  # drawn, but its browser does not say so: once more, once
-                    ss[REASKED_KEY] = version
+                if ss.get(APPLIED_KEY) == version:  # drawn, but its browser does not say so: again (bounded)
+                    reasked = ss.get(REASKED_KEY)
+                    ss[REASKED_KEY] = (version, reasked[1] + 1 if reasked and reasked[0] == version else 1)
                 st.rerun(scope="app")  # the page draws the teacher's settings, the vote's new phase
             if state.page != current_key:
                 _go(state.page)
