@@ -145,9 +145,9 @@ def _check_kv(x_kv: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, causal: bool) 
             raise LabError("kv_rows", name=name, rows=w.shape[0], d_kv=x_kv.shape[1])
 
 
-def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads, d_kv: int | None = None) -> int:
-    """Validate shapes in the order a student would check them; return d_head. ``d_kv``: the width of the rows
-    keys and values come from, when they are not X (checked by ``_check_kv``)."""
+def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads, cross: bool = False) -> int:
+    """Validate shapes in the order a student would check them; return d_head. ``cross``: keys and values come
+    from other rows than X, whose width ``_check_kv`` already held W_K and W_V to."""
     if x.ndim != 2:
         raise LabError("x_ndim", ndim=x.ndim)
     n, d_model = x.shape
@@ -164,8 +164,8 @@ def _check(x, w_q, w_k, w_v, w_o, n_heads, n_kv_heads, d_kv: int | None = None) 
             raise LabError("w_ndim", name=name, ndim=w.ndim)
         if not np.all(np.isfinite(w)):
             raise LabError("not_finite", name=name)
-    for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
-        if w.shape[0] != (d_model if d_kv is None or name == "W_Q" else d_kv):
+    for name, w in (("W_Q", w_q),) if cross else (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
+        if w.shape[0] != d_model:
             raise LabError("w_rows", name=name, rows=w.shape[0], d_model=d_model)
     inner = w_q.shape[1]
     if inner % n_heads:
@@ -210,7 +210,7 @@ def multi_head_attention(
     if x_kv is not None:
         src = np.asarray(x_kv)
         _check_kv(src, w_k, w_v, causal)
-    d_head = _check(x, w_q, w_k, w_v, w_o, n_heads, g, d_kv=None if x_kv is None else src.shape[1])
+    d_head = _check(x, w_q, w_k, w_v, w_o, n_heads, g, cross=x_kv is not None)
 
     q, k, v = _project(x, w_q, b_q, "b_q"), _project(src, w_k, b_k, "b_k"), _project(src, w_v, b_v, "b_v")
     q_heads, k_heads, v_heads = split_heads(q, n_heads), split_heads(k, g), split_heads(v, g)
