@@ -19,11 +19,12 @@ import vl_convert as vlc
 from mha_core.attention import Trace
 from mha_core.errors import LabError
 
-__all__ = ["EXPORT_FONT", "PNG_SCALE", "chart_png", "chart_svg", "file_name", "matrix_csv", "table_csv",
-           "weights_csv"]
+__all__ = ["EXPORT_FONT", "EXPORT_WIDTH", "PNG_SCALE", "chart_png", "chart_svg", "file_name", "heads_csv",
+           "matrix_csv", "spec_png", "spec_svg", "table_csv", "weights_csv"]
 
 EXPORT_FONT = "Noto Sans CJK SC"  # every exported figure's text: one face for both languages
 PNG_SCALE = 2                     # a PNG at twice the chart's size, sharp on a slide or a handout
+EXPORT_WIDTH = 480                # a chart that fits its container's width in the app is this wide in a file
 _SAFE = re.compile(r"[^A-Za-z0-9.-]+")
 
 
@@ -38,6 +39,28 @@ def _spec(chart: alt.TopLevelMixin) -> dict:
     spec = chart.to_dict()
     spec.setdefault("config", {})["font"] = EXPORT_FONT
     return spec
+
+
+def _standalone(spec: Mapping, rows: Sequence[Mapping] | None) -> dict:
+    """A spec as the app caches it (data apart, width of its container) as one self-contained spec."""
+    _fonts()
+    out = dict(spec)
+    if rows is not None:
+        out["data"] = {"values": list(rows)}
+    if out.get("width") == "container":
+        out["width"] = EXPORT_WIDTH
+    out["config"] = {**out.get("config", {}), "font": EXPORT_FONT}
+    return out
+
+
+def spec_svg(spec: Mapping, rows: Sequence[Mapping] | None = None) -> bytes:
+    """A Vega-Lite spec (with ``rows`` as its data when they are kept apart) as a standalone SVG document."""
+    return vlc.vegalite_to_svg(_standalone(spec, rows)).encode("utf-8")
+
+
+def spec_png(spec: Mapping, rows: Sequence[Mapping] | None = None, scale: int = PNG_SCALE) -> bytes:
+    """A Vega-Lite spec (with ``rows`` as its data when they are kept apart) as a PNG at ``scale`` times its size."""
+    return vlc.vegalite_to_png(_standalone(spec, rows), scale=scale)
 
 
 def chart_svg(chart: alt.TopLevelMixin) -> bytes:
@@ -80,6 +103,19 @@ def weights_csv(trace: Trace, head: int, queries: Sequence[str], corner: str,
     if not 0 <= head < trace.n_heads:
         raise LabError("head_range", head=head, h=trace.n_heads)
     return matrix_csv(trace.weights[head], queries, queries if keys is None else keys, corner)
+
+
+def heads_csv(mats: np.ndarray, heads: Sequence[str], rows: Sequence[str], cols: Sequence[str],
+              names: Sequence[str]) -> bytes:
+    """A stack of per-head matrices (h × rows × cols) in long form, one line per cell: ``names`` heads the four
+    columns (head, row, column, value); numbers in full precision."""
+    m = np.asarray(mats)
+    if m.shape != (len(heads), len(rows), len(cols)):
+        raise LabError("csv_shape", shape=tuple(m.shape), rows=len(rows), cols=len(cols))
+    h, r, c = (a.ravel() for a in np.indices(m.shape))
+    head, row, col, value = names
+    return table_csv({head: [heads[i] for i in h], row: [rows[i] for i in r], col: [cols[i] for i in c],
+                      value: [repr(float(x)) for x in m.ravel()]})
 
 
 def file_name(page: str, ext: str, **settings: object) -> str:

@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 from mha_core import scaled_dot_product_attention
-from mha_core.charts import base
+from mha_core.charts import base, lines
 from mha_core.settings import CAUSAL, HEAD
-from mha_core.ui import prediction, render, state, t
+from mha_core.ui import exports, prediction, render, state, t
 from mha_core.walkthrough import scale_demo, weights_without_scaling
 
 render.page_header("attend")
@@ -43,16 +43,27 @@ st.subheader(t("attend.grid_title", h=trace.n_heads))
 render.heads_grid(wt, trace.weights, value_title=t("common.weight"))
 st.caption(t("common.illustrative_note") if wt.weights.head_kinds else t("common.random_note"))
 
+st.subheader(t("lines.title"))
+line_k = lines.top_k_for(trace.n_heads, len(labels))
+render.chart(lines.token_lines, trace.weights, tuple(labels), tuple(head_names), top_k=line_k,
+             query_title=t("common.query"), key_title=t("common.key"), weight_title=t("common.weight"),
+             head_title=t("lines.legend"))
+st.caption(t("lines.help_heads"))
+if line_k is not None:
+    st.caption(t("lines.top_k", n=len(labels), k=line_k, share=lines.shown_share(trace.weights, line_k)))
+
 st.subheader(t("attend.one_title", head=render.head_title(wt, head)))
 left, right = st.columns(2)
 shown_scores = trace.scores[head] if trace.mask is None else np.where(trace.mask, trace.scores[head], np.nan)
 with left:
     render.chart(base.heatmap, np.nan_to_num(shown_scores, nan=0.0), labels, labels, signed=True,
                  title=t("attend.before"), row_title=t("common.query"), col_title=t("common.key"),
-                 value_title=t("common.score"), size=300)
+                 value_title=t("common.score"), size=300,
+                 export=exports.matrix(shown_scores, labels, labels, "scores", head=head))
 with right:
     render.chart(base.heatmap, trace.weights[head], labels, labels, domain=(0.0, 1.0), title=t("attend.after"),
-                 row_title=t("common.query"), col_title=t("common.key"), value_title=t("common.weight"), size=300)
+                 row_title=t("common.query"), col_title=t("common.key"), value_title=t("common.weight"), size=300,
+                 export=exports.weights(trace, head, labels))
 st.caption(t("attend.softmax_caption") + (" " + t("attend.mask_caption") if s.causal else ""))
 
 st.subheader(t("attend.scale_title"))
@@ -67,7 +78,8 @@ e1, e2 = st.columns(2)
 e1.metric(t("attend.entropy_unscaled"), f"{demo.entropy_raw:.2f}")
 e2.metric(t("attend.entropy_scaled"), f"{demo.entropy_scaled:.2f}")
 render.chart(base.heatmap, unscaled[head], labels, labels, domain=(0.0, 1.0), title=t("attend.no_scale"),
-             row_title=t("common.query"), col_title=t("common.key"), value_title=t("common.weight"), size=260)
+             row_title=t("common.query"), col_title=t("common.key"), value_title=t("common.weight"), size=260,
+             export=exports.matrix(unscaled[head], labels, labels, "unscaled", head=head))
 st.markdown(t("attend.scale_explain", d_head=trace.d_head, root=np.sqrt(trace.d_head)))
 
 render.shapes([

@@ -13,21 +13,37 @@ are written: app.py's own ``st.navigation`` clears the flag.
 from __future__ import annotations
 
 import runpy
+from dataclasses import dataclass, field
 
 import streamlit as st
 
 from mha_core.ui.nav import ROOT
 
 IN_FRAME = "_in_frame"
+PAGE = "_page_run"  # the PageRun of the page this run draws (while it runs)
 
 
-def run(page: st.Page) -> None:
+@dataclass(frozen=True)
+class PageRun:
+    """The page a run draws (its key names downloaded files) and the widget keys its charts' downloads took."""
+    key: str
+    taken: set[str] = field(default_factory=set)
+
+
+def run(page: st.Page, key: str = "") -> None:
     """For app.py: run the page, marked as inside the frame for exactly this run (race-free per session)."""
     st.session_state[IN_FRAME] = True
+    st.session_state[PAGE] = PageRun(key or page.url_path)
     try:
         page.run()
     finally:
         st.session_state.pop(IN_FRAME, None)
+        st.session_state.pop(PAGE, None)
+
+
+def page_run() -> PageRun | None:
+    """The page this run draws, None outside a page (app.py's frame itself)."""
+    return st.session_state.get(PAGE)
 
 
 def ensure() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import sys
@@ -15,16 +16,18 @@ import streamlit as st
 from mha_core.charts import pipeline
 from mha_core.charts.base import as_table, spec_and_data
 from mha_core.errors import LabError
+from mha_core.export import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
 from mha_core.markdown import escape_params
 from mha_core.settings import TABLES
-from mha_core.ui import compute
+from mha_core.ui import compute, exports
 from mha_core.ui import frame as page_frame
 from mha_core.ui.i18n import t
 from mha_core.ui.state import Settings
 from mha_core.walkthrough import Walkthrough
 
 CHARTS_PACKAGE = "mha_core.charts"  # where every chart builder lives (see chart)
+MAX_IMAGE_ROWS = 50_000  # a chart of more marks offers its CSV only: an SVG of it would be too big to be useful
 PANELS = "panels"  # key prefix of the box around a chart of panels (see chart)
 _PANELS_CSS = f'<style>[class*="st-key-{PANELS}_"] {{ overflow-x: auto; }}</style>'
 
@@ -88,16 +91,20 @@ def head_title(wt: Walkthrough, i: int) -> str:
     return t("common.head_title", i=i)
 
 
-def heads_grid(wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: bool = False) -> None:
-    """One heatmap per head, drawn as one faceted chart (one Vega view instead of h: ~h times cheaper to draw)."""
+def heads_grid(wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: bool = False,
+               name: str = "heads") -> None:
+    """One heatmap per head, drawn as one faceted chart (one Vega view instead of h: ~h times cheaper to draw);
+    its CSV holds ``mats`` in full precision, a line per (head, query, key)."""
     titles = tuple(head_title(wt, i) for i in range(mats.shape[0]))
     labels = tuple(wt.labels)
     chart(pipeline.head_grid, mats, labels, labels, titles, row_title=t("common.query"),
-          col_title=t("common.key"), value_title=value_title, signed=signed)
+          col_title=t("common.key"), value_title=value_title, signed=signed,
+          export=exports.heads(mats, titles, labels, labels, value_title, name))
 
 
-def diagram(dot: str, key: str) -> None:
-    """Graphviz DOT, drawn afresh whenever it changes.
+def diagram(dot: str, key: str, svg: Callable[[], str] | None = None) -> None:
+    """Graphviz DOT, drawn afresh whenever it changes; with ``svg`` (the same diagram as an SVG document, built
+    on click) a download button under it.
 
     Streamlit keeps one d3-graphviz instance per element position and morphs the old drawing into the new
     one; that path tweening cost ~200 ms of the browser's CPU per slider move (over 1 s on a slow phone).
@@ -112,6 +119,8 @@ def diagram(dot: str, key: str) -> None:
         if flipped:
             st.empty()  # draws nothing; shifts the chart to the other position
         st.graphviz_chart(dot, width="stretch")
+    if svg is not None:
+        exports.diagram_button(key, svg, name=key)
 
 
 def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
@@ -166,25 +175,66 @@ def figure(builder: Callable[..., object], *args: object, **kwargs: object) -> t
     return _figure(builder, builder_name(builder), args, kwargs)
 
 
-def chart(builder: Callable[..., object], *args: object, **kwargs: object) -> None:
+def chart(builder: Callable[..., object], *args: object, export: exports.Export | None = None,
+          **kwargs: object) -> None:
     """Draw the chart ``builder(*args, **kwargs)`` builds (a pure function in mha_core.charts), cached on the builder
-    and its actual arguments, so no input can be left out of the key.
+    and its actual arguments, so no input can be left out of the key; under it, downloads of it as SVG, PNG and
+    CSV (``export`` names the files and can give the CSV's exact numbers; see mha_core/ui/exports.py).
 
     In table view (sidebar switch) the chart is shown as the table of its numbers instead (a heatmap as its
-    matrix, a grid of heatmaps as one matrix per panel).
+    matrix, a grid of heatmaps as one matrix per panel), with its CSV.
     """
-    spec, data = figure(builder, *args, **kwargs)
-    if st.session_state.get(TABLES.key) and data is not None:
+    name = builder_name(builder)
+    spec, data = _figure(builder, name, args, kwargs)
+    tables = bool(st.session_state.get(TABLES.key)) and data is not None
+    if tables:
         _as_tables(spec, data.to_pandas())
-        return
-    if not _panel_field(spec):
+    elif not _panel_field(spec):
         st.vega_lite_chart(data, spec, width="stretch")
-        return
-    # Panels have a fixed size (Vega-Lite cannot fit a faceted chart to its container): on a narrow screen the
-    # grid scrolls sideways inside its own box instead of being cut off at the column's edge.
-    with st.container(key=f"{PANELS}_{hashlib.blake2b(repr(spec).encode(), digest_size=6).hexdigest()}"):
-        st.html(_PANELS_CSS)  # static style only; no user text
-        st.vega_lite_chart(data, spec, width="content")
+    else:
+        # Panels have a fixed size (Vega-Lite cannot fit a faceted chart to its container): on a narrow screen the
+        # grid scrolls sideways inside its own box instead of being cut off at the column's edge.
+        with st.container(key=f"{PANELS}_{hashlib.blake2b(repr(spec).encode(), digest_size=6).hexdigest()}"):
+            st.html(_PANELS_CSS)  # static style only; no user text
+            st.vega_lite_chart(data, spec, width="content")
+    _downloads(builder, name, args, kwargs, export, images=not tables and (data is None or
+                                                                            data.num_rows <= MAX_IMAGE_ROWS))
+
+
+def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, ex: exports.Export | None,
+               images: bool) -> None:
+    """The chart's download buttons; every file is built on click (the images cached on the chart's key)."""
+    exts = ("svg", "png", "csv") if images else ("csv",)
+    key = exports.widget_key(name, ex)
+    files: dict[str, Callable[[], bytes]] = {
+        ext: functools.partial(_image, builder, name, args, kwargs, ext) for ext in exts if ext != "csv"}
+    files["csv"] = ex.csv if ex is not None and ex.csv is not None else functools.partial(
+        _data_csv, builder, name, args, kwargs)
+    exports.buttons(key, exports.file_names(name, ex, exts), files)
+
+
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs={np.ndarray: _array_digest})
+def _image(_builder: Callable[..., object], name: str, args: tuple, kwargs: dict, ext: str) -> bytes:
+    """The chart as an SVG or PNG file, made from its cached (spec, data) once per chart and format."""
+    spec, data = _figure(_builder, name, args, kwargs)
+    rows = None if data is None else data.to_pylist()
+    return spec_svg(spec, rows) if ext == "svg" else spec_png(spec, rows)
+
+
+def _data_csv(_builder: Callable[..., object], name: str, args: tuple, kwargs: dict) -> bytes:
+    """The chart's own numbers as CSV (as drawn): a heatmap as its labelled matrix, any other chart as its table."""
+    spec, data = _figure(_builder, name, args, kwargs)
+    if data is None:  # a layered chart keeps its data inline: its first data set
+        rows = next(iter(spec.get("datasets", {}).values()), [])
+        return table_csv({c: [r.get(c) for r in rows] for c in (rows[0] if rows else {})})
+    frame = data.to_pandas()
+    if {"row", "col", "value"} == set(frame.columns):
+        m = as_table(frame)
+        enc = spec.get("encoding", {})
+        corner = " \\ ".join(str(enc.get(a, {}).get("title") or "") for a in ("y", "x")).strip(" \\")
+        return matrix_csv(m.to_numpy(), [str(r) for r in m.index], [str(c) for c in m.columns],
+                                 corner or t("export.corner"))
+    return table_csv({c: frame[c].tolist() for c in frame.columns})
 
 
 def _panel_field(spec: dict) -> str | None:
