@@ -18,6 +18,7 @@ from mha_core.toy.ablation import ablate, importance, pruning_curve
 from mha_core.toy.config import TrainRecipe
 from mha_core.toy.evaluate import EVAL_SEED, EVAL_SEQS, held_out_batch, repeat_metrics, score_model
 from mha_core.toy.experiment import TASKS, heads_vs_accuracy
+from mha_core.toy.generation import variant_weights
 from mha_core.toy.train import DEFAULT_RECIPE, train_recipe
 from mha_core.toy.weights import ASSETS, DEFAULT_WEIGHTS, load_model, save_model
 
@@ -37,7 +38,7 @@ def _recipe(n_kv_heads: int | None) -> TrainRecipe:
 
 def default_out(n_kv_heads: int | None) -> Path:
     """The shipped weights for the default recipe; ``assets/toy/kv{G}.pt`` for G K/V heads (never the shipped file)."""
-    return DEFAULT_WEIGHTS if n_kv_heads is None else ASSETS / f"kv{n_kv_heads}.pt"
+    return variant_weights(n_kv_heads)
 
 
 def cmd_train(args: argparse.Namespace) -> int:

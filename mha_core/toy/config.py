@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from mha_core.errors import LabError
 
-__all__ = ["DEFAULT_RECIPE", "ToyConfig", "TrainRecipe"]
+__all__ = ["DEFAULT_PROMPT", "DEFAULT_RECIPE", "ToyConfig", "TrainRecipe"]
 
 
 @dataclass(frozen=True)
@@ -72,3 +72,4 @@ class TrainRecipe:
 
 
 DEFAULT_RECIPE = TrainRecipe()  # the recipe of the shipped weights (assets/toy/default.pt)
+DEFAULT_PROMPT = "k q m v r x k q"  # generation page: six distinct tokens, then the first two again (a repeat begins)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -18,11 +19,17 @@ from torch.nn import functional as F
 
 from mha_core.counts import kv_cache_bytes
 from mha_core.errors import LabError
+from mha_core.toy.config import DEFAULT_PROMPT
+from mha_core.toy.lab import parse_sequence
 from mha_core.toy.model import ToyTransformer
+from mha_core.toy.weights import ASSETS, DEFAULT_WEIGHTS
 
-__all__ = ["BYTES_PER_VALUE", "GenStep", "Generation", "KVCache", "cache_bytes", "decode_step", "generate"]
+__all__ = ["BYTES_PER_VALUE", "DEFAULT_PROMPT", "VARIANTS", "Decoded", "Demo", "GenStep", "Generation", "KVCache",
+           "cache_bytes", "cache_rows", "decode_step", "draw", "extend", "generate", "kv_group", "prompt_ids", "read",
+           "step_seed", "variant_weights"]
 
 BYTES_PER_VALUE = 4  # the toy model computes in float32
+VARIANTS = (None, 2, 1)  # K/V heads of the three shipped models: MHA (one per query head), GQA, MQA
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,11 @@ class KVCache:
     def length(self) -> int:
         """How many tokens the cache holds."""
         return int(self.k[0].shape[1]) if self.k else 0
+
+    @property
+    def nbytes(self) -> int:
+        """What the cached tensors occupy (the count ``cache_bytes`` makes, measured)."""
+        return sum(t.nbytes for t in self.k + self.v)
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,16 @@ class Generation:
     def tokens(self) -> tuple[int, ...]:
         """The prompt followed by every generated token."""
         return self.prompt + tuple(s.next_token for s in self.steps[len(self.prompt) - 1:])
+
+
+def variant_weights(n_kv_heads: int | None) -> Path:
+    """The shipped weights of the default recipe with ``n_kv_heads`` K/V heads (None: the shipped MHA model)."""
+    return DEFAULT_WEIGHTS if n_kv_heads is None else ASSETS / f"kv{n_kv_heads}.pt"
+
+
+def kv_group(head: int, n_heads: int, n_kv_heads: int) -> int:
+    """The K/V head that query head ``head`` reads: consecutive groups of n_heads // n_kv_heads (repeat_kv)."""
+    return head // (n_heads // n_kv_heads)
 
 
 def cache_bytes(model: ToyTransformer, tokens: int, n_kv_heads: int | None = None) -> int:
@@ -145,3 +167,87 @@ def generate(model: ToyTransformer, prompt: list[int] | tuple[int, ...], new_tok
                              cache_tokens=cache.length, cache_bytes=cache_bytes(model, cache.length)))
         token = prompt[i + 1] if i + 1 < len(prompt) else drawn  # the prompt is read, then the model writes
     return Generation(prompt=prompt, steps=tuple(steps))
+
+
+# --- stepping a demo: one token at a time, each model's cache kept between steps ---------------------
+
+@dataclass(frozen=True)
+class Decoded:
+    """A model after reading ``tokens`` one by one: its cache, the newest query's attention over every cached key
+    (the newest key included), and the logits of the token that would come next."""
+
+    tokens: tuple[int, ...]
+    cache: KVCache
+    attn: np.ndarray       # (layers, h, len(tokens))
+    logits: torch.Tensor   # (vocab,)
+
+
+def extend(model: ToyTransformer, before: Decoded | None, token: int) -> Decoded:
+    """Read one more token: only its row is computed; its K and V join the cache of ``before``."""
+    logits, cache, attn = decode_step(model, int(token), None if before is None else before.cache)
+    return Decoded(tokens=(() if before is None else before.tokens) + (int(token),), cache=cache, attn=attn,
+                   logits=logits)
+
+
+def read(model: ToyTransformer, tokens: tuple[int, ...] | list[int]) -> Decoded:
+    """Read ``tokens`` one at a time from an empty cache (what a page does before its first step)."""
+    if not tokens:
+        raise LabError("toy_prompt_empty")
+    state = None
+    for token in tokens:
+        state = extend(model, state, token)
+    return state
+
+
+def step_seed(seed: int, step: int) -> int:
+    """The draw of step ``step`` depends on the seed and the step only: the same step draws the same token in
+    every model given the same distribution, and redoing a step redraws what it drew."""
+    return int(np.random.SeedSequence([seed, step]).generate_state(1)[0])
+
+
+def draw(logits: torch.Tensor, temperature: float, top_k: int | None, seed: int) -> tuple[np.ndarray, int]:
+    """The next-token distribution after temperature (0: greedy) and top-k, and one token drawn from it."""
+    if not (temperature >= 0 and math.isfinite(temperature)):
+        raise LabError("toy_temperature", value=temperature)
+    if top_k is not None and top_k < 1:
+        raise LabError("count_positive", name="top_k", value=top_k)
+    return _sample(logits, temperature, top_k, torch.Generator().manual_seed(seed))
+
+
+def prompt_ids(text: str, n_ctx: int) -> tuple[int, ...]:
+    """A typed prompt as ids (``lab.parse_sequence``'s rules and messages), leaving room for one new token."""
+    ids = tuple(int(i) for i in parse_sequence(text, max_len=n_ctx))
+    if len(ids) >= n_ctx:
+        raise LabError("toy_prompt_long", n=len(ids), max=n_ctx - 1, n_ctx=n_ctx)
+    return ids
+
+
+def cache_rows(cache: KVCache) -> np.ndarray:
+    """(layers, g) how many positions each layer's each K/V head holds, read off the K and V tensors."""
+    k = np.array([[t.shape[1]] * t.shape[0] for t in cache.k])
+    v = np.array([[t.shape[1]] * t.shape[0] for t in cache.v])
+    if k.shape != v.shape or (k != v).any():
+        raise ValueError("K and V caches differ")  # cannot happen: decode_step appends both
+    return k
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A page's generation demo: the prompt and, for each of VARIANTS, the tokens it has written so far (all
+    variants step together, so their caches hold the same number of tokens)."""
+
+    prompt: tuple[int, ...]
+    written: tuple[tuple[int, ...], ...] = ((), (), ())
+
+    @property
+    def steps(self) -> int:
+        """How many tokens each model has written."""
+        return len(self.written[0])
+
+    def tokens(self, variant: int) -> tuple[int, ...]:
+        """Everything variant ``variant`` has read: the prompt, then what it wrote."""
+        return self.prompt + self.written[variant]
+
+    def then(self, drawn: tuple[int, ...]) -> Demo:
+        """One step later: each variant's drawn token appended."""
+        return Demo(self.prompt, tuple(w + (int(d),) for w, d in zip(self.written, drawn, strict=True)))
