@@ -76,6 +76,9 @@ with tabs[0]:
 with tabs[1]:
     if tabs[1].open:
         st.markdown(t("heads.train_intro"))
+        task = st.radio(t("heads.task_label"), toy.TASK_KEYS, key=ui.TASK_KEY, horizontal=True,
+                        format_func=lambda k: bound(f"heads.task_{k}"), on_change=ui.on_task_change)
+        ui.task_intro(task)
         c1, c2, c3 = st.columns(3)
         d_model = c1.select_slider("d_model", toy.D_MODELS, key=ui.DM_KEY)
         options = toy.head_choices(int(d_model))
@@ -85,9 +88,9 @@ with tabs[1]:
         c4, c5 = st.columns([3, 1])
         steps = c4.slider(t("heads.t_steps"), toy.STEP_SIZE, toy.MAX_STEPS, step=toy.STEP_SIZE, key=ui.STEPS_KEY)
         seed = c5.number_input(t("heads.t_seed"), 0, 9999, step=1, key=ui.SEED_KEY)
-        st.caption(t("heads.t_shape", d_head=int(d_model) // int(n_heads), batch=toy.DEFAULT_RECIPE.batch,
-                     lr=toy.DEFAULT_RECIPE.lr))
-        settings = toy.TrainSettings(int(d_model), int(n_heads), int(layers), int(steps), int(seed))
+        recipe = toy.get_task(task)
+        st.caption(t("heads.t_shape", d_head=int(d_model) // int(n_heads), batch=recipe.batch, lr=recipe.lr))
+        settings = toy.TrainSettings(int(d_model), int(n_heads), int(layers), int(steps), int(seed), task)
         st.button(t("heads.train"), type="primary", icon=":material/model_training:", on_click=ui.request_training)
         pressed = ui.training_requested()
         run = ui.runs().get(settings)

@@ -362,3 +362,44 @@ def test_charts_are_valid_vega_lite(model, imp, curve):
     ]
     for chart in built:
         chart.to_dict(validate=True)
+
+
+# ---- choosing the task -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_chosen_task_takes_its_recipe_trains_and_says_what_emerged(lang):
+    from mha_core.toy.evaluate import task_metrics
+    from mha_core.toy.tasks import SPAN, source_keys
+    from mha_core.toy.train import train
+
+    at = open_tab("train", lang)
+    at.radio(key=ui.TASK_KEY).set_value("reverse").run()
+    task = toy.get_task("reverse")
+    assert (at.select_slider(key=ui.H_KEY).value, at.select_slider(key=ui.LAYERS_KEY).value,
+            at.slider(key=ui.STEPS_KEY).value) == (task.n_heads, task.n_layers, task.steps)
+    assert translate(lang, "heads.task_reverse_desc", span=SPAN, n=toy.tasks.PREVIOUS_LEN) in shown_text(at)
+    ex = toy.task_example("reverse")
+    assert [c.value for c in at.code][0].splitlines()[0] == toy.format_sequence(ex.tokens[0])
+    at.slider(key=ui.STEPS_KEY).set_value(25).run()
+    at.button[0].click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    # recomputed without the page: the same recipe trained directly, every head's mirror score on held-out data
+    cfg = task.config(task.d_model, task.n_heads, task.n_layers, seed=0)
+    model, _ = train(cfg, steps=25, batch=task.batch, lr=task.lr, seed=0, task=task)
+    held = toy.task_held_out(task)
+    keys, queries = source_keys(held)
+    scores = toy.pattern_score(toy.attention(model, held.tokens), keys, queries)  # (layers, heads)
+    matrix = next(df for _, df in charts(at) if df is not None and "dark" in df.columns)
+    np.testing.assert_allclose(matrix["value"].to_numpy(), np.round(scores.ravel(), 3))
+    assert at.metric[1].value == f"{task_metrics(model, held).accuracy:.1%}"
+    passing = [(0, h) for h in np.argsort(-scores[0]) if scores[0, h] >= 0.5]
+    if passing:
+        heads = translate(lang, "heads.list_sep").join(
+            translate(lang, "heads.head_score", head=f"L0·H{h}", score=scores[0, h]) for _, h in passing)
+        want = translate(lang, "heads.emerged_yes", where=translate(lang, "heads.where_any"), heads=heads,
+                         threshold=0.5)
+    else:
+        best = int(np.argmax(scores[0]))
+        want = translate(lang, "heads.emerged_no", where=translate(lang, "heads.where_any"), threshold=0.5,
+                         head=f"L0·H{best}", score=scores[0, best])
+    assert want in shown_text(at)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, matrix_frame
 
+LOSS_FLOOR = 1e-4   # an easy task's loss reaches ~1e-6; rounded to 0 it would fall off the log axis
 MARK = OKABE_ITO[5]  # vermillion: the repeat, and where an induction head should look
 
 
@@ -42,7 +43,8 @@ def attention_map(m: np.ndarray, labels: Sequence[str], targets: np.ndarray, *, 
         .properties(width="container", height=size, autosize=FIT_WIDTH)
     )
 
-__all__ = ["attention_map", "loss_curve", "score_curves", "importance_matrix", "pruning_chart", "heads_accuracy"]
+__all__ = ["attention_map", "loss_curve", "score_curves", "expected_curves", "importance_matrix", "pruning_chart",
+           "heads_accuracy"]
 
 
 def _steps_axis(title: str, max_step: int) -> alt.X:
@@ -51,8 +53,9 @@ def _steps_axis(title: str, max_step: int) -> alt.X:
 
 def loss_curve(steps: Sequence[int], loss: Sequence[float], *, max_step: int, title: str = "", x_title: str = "",
                y_title: str = "", height: int = 200) -> alt.Chart:
-    """Training loss per step on a log axis (it falls from ln 64 ≈ 4.2 towards 0)."""
-    df = pd.DataFrame({"step": np.asarray(steps, dtype=int), "loss": np.round(np.asarray(loss, dtype=float), 4)})
+    """Training loss per step on a log axis (it falls from ln 64 ≈ 4.2 towards 0; drawn down to LOSS_FLOOR)."""
+    df = pd.DataFrame({"step": np.asarray(steps, dtype=int),
+                       "loss": np.round(np.maximum(np.asarray(loss, dtype=float), LOSS_FLOOR), 4)})
     return (
         alt.Chart(df, title=title)
         .mark_line(color=OKABE_ITO[0], strokeWidth=1.5, clip=True)
@@ -75,6 +78,28 @@ def score_curves(steps: Sequence[int], previous_token: Sequence[float], inductio
     })
     rules = pd.DataFrame({"score": list(thresholds), "kind": [prev_name, ind_name]})
     colour = alt.Color("kind:N", title=None, scale=alt.Scale(domain=[prev_name, ind_name], range=list(OKABE_ITO[1:3])),
+                       legend=alt.Legend(orient="bottom", columns=1, labelLimit=0))
+    lines = alt.Chart(df).mark_line(point=True).encode(
+        x=_steps_axis(x_title, max_step), y=alt.Y("score:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
+        color=colour, tooltip=["kind:N", alt.Tooltip("step:Q", title=x_title), alt.Tooltip("score:Q", format=".2f")],
+    )
+    dashed = alt.Chart(rules).mark_rule(strokeDash=[4, 4]).encode(y="score:Q", color=colour)
+    return (lines + dashed).properties(title=title, width="container", height=height, autosize=FIT_WIDTH)
+
+
+def expected_curves(steps: Sequence[int], values: Sequence[Sequence[float]], *, max_step: int, names: Sequence[str],
+                    thresholds: Sequence[float], title: str = "", x_title: str = "", y_title: str = "",
+                    height: int = 200) -> alt.LayerChart:
+    """Several 0..1 curves per step (a task's held-out accuracy and its expected heads' best scores), each with its
+    target or threshold as a dashed rule in the same colour."""
+    names = list(names)
+    df = pd.DataFrame({
+        "step": np.tile(np.asarray(steps, dtype=int), len(names)),
+        "score": np.round(np.concatenate([np.asarray(v, dtype=float) for v in values]), 4),
+        "kind": [name for name in names for _ in steps],
+    })
+    rules = pd.DataFrame({"score": list(thresholds), "kind": names})
+    colour = alt.Color("kind:N", title=None, scale=alt.Scale(domain=names, range=list(OKABE_ITO[:len(names)])),
                        legend=alt.Legend(orient="bottom", columns=1, labelLimit=0))
     lines = alt.Chart(df).mark_line(point=True).encode(
         x=_steps_axis(x_title, max_step), y=alt.Y("score:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),

@@ -11,9 +11,10 @@ from torch.nn import functional as F
 from mha_core.toy.data import HELD_OUT_STREAM, RepeatBatch, data_rng, make_batch
 from mha_core.toy.model import ToyConfig, ToyTransformer
 from mha_core.toy.scores import ScoreTable, score_attention
+from mha_core.toy.tasks import TaskBatch
 
 __all__ = ["EVAL_SEQS", "EVAL_SEED", "RepeatMetrics", "SequenceView", "held_out_batch", "attention",
-           "inspect_sequence", "score_model", "repeat_loss", "repeat_metrics"]
+           "inspect_sequence", "score_model", "repeat_loss", "repeat_metrics", "task_loss", "task_metrics"]
 
 EVAL_SEQS = 256  # held-out sequences behind every shipped figure
 EVAL_SEED = 1234  # data seed of the held-out set (stream HELD_OUT_STREAM, never used in training)
@@ -87,3 +88,18 @@ def repeat_metrics(model: ToyTransformer, batch: RepeatBatch, head_mask: np.ndar
     pred = logits[:, :-1].argmax(-1)[sel]
     acc = (pred == tokens[:, 1:][sel]).float().mean()
     return RepeatMetrics(loss=float(repeat_loss(logits, tokens, mask)), accuracy=float(acc))
+
+
+def task_loss(logits: torch.Tensor, batch: TaskBatch) -> torch.Tensor:
+    """Mean cross-entropy of ``batch.targets`` at the task's scored positions."""
+    sel = torch.from_numpy(batch.mask)
+    return F.cross_entropy(logits[sel], torch.from_numpy(batch.targets)[sel])
+
+
+@torch.no_grad()
+def task_metrics(model: ToyTransformer, batch: TaskBatch, head_mask: np.ndarray | None = None) -> RepeatMetrics:
+    """Loss and accuracy (each scored token on its own) of a task's batch."""
+    logits = model(torch.from_numpy(batch.tokens), head_mask=head_mask).logits
+    sel = torch.from_numpy(batch.mask)
+    right = logits[sel].argmax(-1) == torch.from_numpy(batch.targets)[sel]
+    return RepeatMetrics(loss=float(task_loss(logits, batch)), accuracy=float(right.float().mean()))

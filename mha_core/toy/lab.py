@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,8 +18,10 @@ import numpy as np
 from mha_core.errors import LabError
 from mha_core.toy.ablation import PruningCurve
 from mha_core.toy.config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
-from mha_core.toy.data import data_rng, make_batch
+from mha_core.toy.data import HELD_OUT_STREAM, data_rng, make_batch
 from mha_core.toy.evaluate import (
+    EVAL_SEED,
+    EVAL_SEQS,
     RepeatMetrics,
     SequenceView,
     attention,
@@ -26,6 +29,7 @@ from mha_core.toy.evaluate import (
     inspect_sequence,
     repeat_metrics,
     score_model,
+    task_metrics,
 )
 from mha_core.toy.experiment import COMMAND, HeadsResult, RunResult
 from mha_core.toy.model import ToyTransformer
@@ -41,7 +45,9 @@ from mha_core.toy.scores import (
     score_attention,
     self_score,
 )
-from mha_core.toy.train import TrainHistory, train_recipe
+from mha_core.toy.tasks import DEFAULT_TASK as DEFAULT_TOY_TASK
+from mha_core.toy.tasks import Emerged, Task, TaskBatch, get_task
+from mha_core.toy.train import TrainHistory, train, train_recipe
 from mha_core.toy.weights import ASSETS
 
 SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ#@"  # id i is drawn as SYMBOLS[i]
@@ -175,19 +181,31 @@ class TrainSettings:
     n_layers: int = DEFAULT_RECIPE.config.n_layers
     steps: int = DEFAULT_RECIPE.steps
     seed: int = DEFAULT_RECIPE.seed
+    task: str = DEFAULT_TOY_TASK  # a key of mha_core.toy.tasks.TASKS
 
     def __post_init__(self) -> None:
+        get_task(self.task)
         for name, lo, hi in (("d_model", D_MODELS[0], D_MODELS[-1]), ("n_heads", 1, HEAD_CHOICES[-1]),
                              ("n_layers", 1, LAYER_CHOICES[-1]), ("steps", 1, MAX_STEPS), ("seed", 0, 2**31 - 1)):
             value = getattr(self, name)
             if not lo <= value <= hi:
                 raise LabError("toy_limit", name=name, lo=lo, hi=hi, value=value)
 
+    @classmethod
+    def for_task(cls, key: str, seed: int = DEFAULT_RECIPE.seed) -> TrainSettings:
+        """The task's own recipe (what the form shows when a task is chosen)."""
+        task = get_task(key)
+        return cls(task.d_model, task.n_heads, task.n_layers, task.steps, seed, key)
+
     def recipe(self) -> TrainRecipe:
         """The full recipe (raises LabError when d_model cannot be cut into n_heads heads)."""
-        cfg = ToyConfig(d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers, seed=self.seed)
-        return TrainRecipe(config=cfg, steps=self.steps, batch=DEFAULT_RECIPE.batch, lr=DEFAULT_RECIPE.lr,
-                           seed=self.seed)
+        if self.task == DEFAULT_TOY_TASK:  # the shipped recipe's data and optimiser, unchanged
+            cfg = ToyConfig(d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers, seed=self.seed)
+            return TrainRecipe(config=cfg, steps=self.steps, batch=DEFAULT_RECIPE.batch, lr=DEFAULT_RECIPE.lr,
+                               seed=self.seed)
+        task = get_task(self.task)
+        return TrainRecipe(config=task.config(self.d_model, self.n_heads, self.n_layers, self.seed),
+                           steps=self.steps, batch=task.batch, lr=task.lr, seed=self.seed)
 
 
 @dataclass(frozen=True)
@@ -197,7 +215,10 @@ class ProgressPoint:
     step: int
     loss: float
     previous_token: float  # best layer-0 previous-token score
-    induction: float       # best last-layer induction score
+    induction: float       # best last-layer induction score (NaN when the probe has no repeat)
+    accuracy: float = float("nan")  # on the task's scored positions of the probe
+    expected: tuple[float, ...] = ()  # best score of each of the task's expected heads
+    seconds: float = float("nan")     # since step 1's point, live scoring and charts included
 
 
 @dataclass(frozen=True)
@@ -218,8 +239,14 @@ class TrainRun:
     points: tuple[ProgressPoint, ...]
     snapshots: tuple[Snapshot, ...]
     probe: np.ndarray        # (n,) the sequence of the snapshots
-    scores: ScoreTable
-    metrics: RepeatMetrics
+    scores: ScoreTable | None  # the page's head labels (repeat task; None for the others)
+    metrics: RepeatMetrics   # loss and accuracy on the task's scored positions (repeat: the repeated part)
+    emerged: tuple[Emerged, ...] = ()  # the task's expected heads, measured on 256 held-out sequences
+    example: TaskBatch | None = None   # the probe sequence as the task sees it (scored positions, answer keys)
+
+    @property
+    def task(self) -> Task:
+        return get_task(self.settings.task)
 
 
 def snapshot_steps(steps: int, every: int = EVERY) -> tuple[int, ...]:
@@ -229,32 +256,73 @@ def snapshot_steps(steps: int, every: int = EVERY) -> tuple[int, ...]:
     return tuple(sorted({min(seen, key=lambda s, w=w: abs(s - w)) for w in want}))
 
 
-def _point(step: int, loss: float, table: ScoreTable) -> ProgressPoint:
-    return ProgressPoint(step=step, loss=loss,
-                         previous_token=table.best("previous_token", layer=0).previous_token,
-                         induction=table.best("induction", layer=table.n_layers - 1).induction)
+def task_held_out(task: Task, n_seqs: int = EVAL_SEQS, seed: int = EVAL_SEED) -> TaskBatch:
+    """Held-out sequences of ``task`` (the stream training never reads; for repeat: ``held_out_batch``'s)."""
+    return task.make(data_rng(seed, HELD_OUT_STREAM), n_seqs)
+
+
+def _point(step: int, loss: float, attn: np.ndarray, probe: TaskBatch, accuracy: float, task: Task,
+           seconds: float) -> ProgressPoint:
+    if task.key == DEFAULT_TOY_TASK:
+        table = score_attention(attn, probe.tokens, probe.mask)
+        prev, ind = (table.best("previous_token", layer=0).previous_token,
+                     table.best("induction", layer=table.n_layers - 1).induction)
+    else:  # the other tasks' answers are not repeats: only their expected heads are followed
+        prev, ind = float(previous_token_score(attn)[0].max()), float("nan")
+    return ProgressPoint(step=step, loss=loss, previous_token=prev, induction=ind, accuracy=accuracy,
+                         expected=tuple(e.best_score for e in task.measure(attn, probe)), seconds=seconds)
 
 
 def train_run(settings: TrainSettings, on_point: Callable[[ProgressPoint], None] | None = None) -> TrainRun:
-    """Train with ``settings``; ``on_point`` sees a live point every EVERY steps (for a progress bar and chart)."""
-    recipe = settings.recipe()
-    probe = held_out_batch(recipe.config, n_seqs=PROBE_SEQS)
+    """Train with ``settings``; ``on_point`` sees a live point every EVERY steps (for a progress bar and chart).
+
+    The repeat task trains exactly as ``train_recipe`` (the shipped weights' path); the others on their own
+    batches (``mha_core.toy.tasks``), with the loss on their scored positions.
+    """
+    recipe, task = settings.recipe(), get_task(settings.task)
+    repeat = settings.task == DEFAULT_TOY_TASK
+    probe = task_held_out(task, PROBE_SEQS)
     snap_at = set(snapshot_steps(settings.steps))
     points: list[ProgressPoint] = []
     snaps: list[Snapshot] = []
+    clock: list[float] = []  # when step 1 ended: a point's seconds count from there
 
     def callback(step: int, loss: float, model: ToyTransformer) -> None:
+        now = time.perf_counter()
+        clock.extend([] if clock else [now])
         attn = attention(model, probe.tokens)
-        points.append(_point(step, loss, score_attention(attn, probe.tokens, probe.repeat_mask)))
+        acc = task_metrics(model, probe).accuracy
+        points.append(_point(step, loss, attn, probe, acc, task, now - clock[0]))
         if step in snap_at:
             snaps.append(Snapshot(step=step, attn=attn[:, :, 0].astype(np.float32)))
         if on_point is not None:
             on_point(points[-1])
 
-    model, history = train_recipe(recipe, callback=callback, every=EVERY)
-    batch = held_out_batch(recipe.config)
+    if repeat:
+        model, history = train_recipe(recipe, callback=callback, every=EVERY)
+    else:
+        model, history = train(recipe.config, recipe.steps, recipe.batch, recipe.lr, recipe.seed, callback, EVERY,
+                               task)
+    held = task_held_out(task)
+    example = TaskBatch(*(np.asarray(a)[:1] for a in (probe.tokens, probe.targets, probe.mask, probe.source)))
+    if repeat:
+        batch = held_out_batch(recipe.config)
+        scores, metrics = score_model(model, batch), repeat_metrics(model, batch)
+    else:
+        scores, metrics = None, task_metrics(model, held)
     return TrainRun(settings=settings, model=model, history=history, points=tuple(points), snapshots=tuple(snaps),
-                    probe=probe.tokens[0], scores=score_model(model, batch), metrics=repeat_metrics(model, batch))
+                    probe=probe.tokens[0], scores=scores, metrics=metrics,
+                    emerged=task.measure(attention(model, held.tokens), held), example=example)
+
+
+def reached(points: tuple[ProgressPoint, ...], target: float) -> ProgressPoint | None:
+    """The first live point whose probe accuracy reaches ``target`` (None: not within the run)."""
+    return next((p for p in points if p.accuracy >= target), None)
+
+
+def task_example(key: str, seed: int = 0) -> TaskBatch:
+    """One seeded sequence of task ``key`` for the page (its own stream: not training, not held-out)."""
+    return get_task(key).make(data_rng(seed, PAGE_STREAM), 1)
 
 
 def removable(curve: PruningCurve, tolerance: float = PRUNE_TOLERANCE) -> int:

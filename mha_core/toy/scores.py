@@ -14,6 +14,8 @@ B sequences too):
   (the positions right after earlier occurrences of the current token).
 * first-token     = mean_i A[i, 0] (the "attention sink").
 * self            = mean_i A[i, i].
+* pattern         = mean over queries i in ``queries`` of sum_{j in K_i} A[i, j], for any marked keys K_i
+  (``keys``, e.g. where a task's answer sits): induction is the pattern K_i = S_i.
 * entropy         = mean_i -sum_j A[i, j] ln A[i, j] in nats; ``entropy_norm`` divides each row
   by ln(i+1), its maximum, so 0 = one key, 1 = uniform over all visible keys.
 
@@ -29,7 +31,7 @@ import numpy as np
 __all__ = [
     "PREVIOUS_TOKEN_MIN", "INDUCTION_MIN", "FIRST_TOKEN_MIN", "SELF_MIN", "BROAD_ENTROPY_MIN", "LABELS",
     "HeadScores", "ScoreTable", "previous_token_score", "first_token_score", "self_score", "entropy_score",
-    "induction_keys", "induction_score", "label_head", "score_attention",
+    "induction_keys", "induction_score", "pattern_score", "label_head", "score_attention",
 ]
 
 PREVIOUS_TOKEN_MIN = 0.4  # previous-token score at or above this -> "previous_token"
@@ -105,6 +107,16 @@ def induction_score(attn: np.ndarray, tokens: np.ndarray, query_mask: np.ndarray
         raise ValueError("no query has an earlier occurrence of its token: induction score undefined")
     per_query = np.sum(attn * keys, axis=-1)                   # (..., B, n)
     return np.sum(per_query * eligible, axis=(-2, -1)) / eligible.sum()
+
+
+def pattern_score(attn: np.ndarray, keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Mean over the marked queries (B, n) of the mass on their marked keys (B, n, n): 1.0 = always there."""
+    attn = _check(attn)
+    keys, queries = np.asarray(keys, dtype=bool), np.asarray(queries, dtype=bool)
+    if keys.shape != attn.shape[-3:] or queries.shape != attn.shape[-3:-1] or not queries.any():
+        raise ValueError(f"keys {keys.shape} / queries {queries.shape} do not fit attention {attn.shape}")
+    per_query = np.sum(attn * keys, axis=-1)                   # (..., B, n)
+    return np.sum(per_query * queries, axis=(-2, -1)) / queries.sum()
 
 
 def label_head(previous_token: float, induction: float, first_token: float, self_: float,

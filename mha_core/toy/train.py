@@ -12,8 +12,9 @@ import torch
 from mha_core.errors import LabError
 from mha_core.toy.config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 from mha_core.toy.data import TRAIN_STREAM, data_rng, make_batch
-from mha_core.toy.evaluate import repeat_loss
+from mha_core.toy.evaluate import repeat_loss, task_loss
 from mha_core.toy.model import ToyTransformer
+from mha_core.toy.tasks import Task
 
 __all__ = ["TrainHistory", "TrainRecipe", "DEFAULT_RECIPE", "Callback", "train", "train_recipe", "TRAIN_THREADS",
            "make_optimizer"]
@@ -41,6 +42,7 @@ def train(
     seed: int = DEFAULT_RECIPE.seed,
     callback: Callback | None = None,
     every: int = 25,
+    task: Task | None = None,
 ) -> tuple[ToyTransformer, TrainHistory]:
     """AdamW on next-token loss over the repeated part; same arguments -> bit-identical weights.
 
@@ -48,14 +50,16 @@ def train(
     nothing to learn), so the loss is taken there. ``seed`` fixes the initial weights (it overrides
     ``config.seed``) and the data stream. ``callback(step, loss, model)`` runs after step 1, every
     ``every`` steps and after the last one, under ``torch.no_grad`` with the model in eval mode.
-    Runs on ``TRAIN_THREADS`` torch threads and restores the previous count afterwards.
+    Runs on ``TRAIN_THREADS`` torch threads and restores the previous count afterwards. With a ``task``
+    (``mha_core.toy.tasks``) the batches are that task's and the loss is taken on its scored positions; without
+    one, the repeated-segment data of ``config`` as always.
     """
     if steps < 1 or batch < 1 or lr <= 0 or every < 1:
         raise LabError("toy_train", steps=steps, batch=batch, every=every, lr=lr)
     threads = torch.get_num_threads()
     torch.set_num_threads(TRAIN_THREADS)
     try:
-        return _train(replace(config, seed=seed), steps, batch, lr, seed, callback, every)
+        return _train(replace(config, seed=seed), steps, batch, lr, seed, callback, every, task)
     finally:
         torch.set_num_threads(threads)
 
@@ -82,18 +86,22 @@ def make_optimizer(model: torch.nn.Module, lr: float,
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(s, warmup, steps))
 
 
-def _train(cfg: ToyConfig, steps: int, batch: int, lr: float, seed: int,
-           callback: Callback | None, every: int) -> tuple[ToyTransformer, TrainHistory]:
+def _train(cfg: ToyConfig, steps: int, batch: int, lr: float, seed: int, callback: Callback | None, every: int,
+           task: Task | None) -> tuple[ToyTransformer, TrainHistory]:
     model = ToyTransformer(cfg)
     opt, sched = make_optimizer(model, lr, steps)
     rng = data_rng(seed, TRAIN_STREAM)
     history = TrainHistory()
     start = time.perf_counter()
     for step in range(1, steps + 1):
-        data = make_batch(rng, batch, cfg.n_ctx, cfg.vocab_size, cfg.min_repeat, cfg.max_repeat, cfg.distinct)
-        tokens, mask = data.torch_tokens(), data.torch_mask()
         model.train()
-        loss = repeat_loss(model(tokens).logits, tokens, mask)
+        if task is None:
+            data = make_batch(rng, batch, cfg.n_ctx, cfg.vocab_size, cfg.min_repeat, cfg.max_repeat, cfg.distinct)
+            tokens, mask = data.torch_tokens(), data.torch_mask()
+            loss = repeat_loss(model(tokens).logits, tokens, mask)
+        else:
+            data = task.make(rng, batch)
+            loss = task_loss(model(torch.from_numpy(data.tokens)).logits, data)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -29,8 +29,9 @@ from mha_core.units import head_name
 SCORE_FIELDS = ("previous_token", "induction", "first_token", "self_token", "entropy_norm")
 TAB_KEY, SRC_KEY = "heads_tab", "heads_src"                # open tab; score table's source (sequence / held-out)
 SEQ_KEY, GEN_KEY, TRAIN_KEY = "heads_seq", "heads_gen", "heads_train_requested"
-DM_KEY, H_KEY, LAYERS_KEY, STEPS_KEY, SEED_KEY = (         # the "train it yourself" form
-    "heads_t_dm", "heads_t_h", "heads_t_layers", "heads_t_steps", "heads_t_seed")
+DM_KEY, H_KEY, LAYERS_KEY, STEPS_KEY, SEED_KEY, TASK_KEY = (  # the "train it yourself" form
+    "heads_t_dm", "heads_t_h", "heads_t_layers", "heads_t_steps", "heads_t_seed", "heads_t_task")
+DEFAULT_TASK = "repeat"  # mha_core.toy.tasks.DEFAULT_TASK, written here because that module loads torch (tested)
 MAX_RUNS = 16  # finished training runs kept per server (each a few hundred kB)
 
 
@@ -44,7 +45,7 @@ KEPT: dict[str, object] = {  # widget values that survive a visit to another pag
     TAB_KEY: None, SRC_KEY: None,
     SEQ_KEY: None,  # filled by ensure_sequence (generating it needs the toy data code, which loads torch)
     DM_KEY: _SHIPPED.d_model, H_KEY: _SHIPPED.n_heads, LAYERS_KEY: _SHIPPED.n_layers,
-    STEPS_KEY: DEFAULT_RECIPE.steps, SEED_KEY: DEFAULT_RECIPE.seed,
+    STEPS_KEY: DEFAULT_RECIPE.steps, SEED_KEY: DEFAULT_RECIPE.seed, TASK_KEY: DEFAULT_TASK,
     **{toggle_key(la, h): True for la in range(_SHIPPED.n_layers) for h in range(_SHIPPED.n_heads)},
 }
 
@@ -181,6 +182,13 @@ def on_generate() -> None:
     ss[SEQ_KEY] = toy.format_sequence(toy.generate_sequence(ss[GEN_KEY]))
 
 
+def on_task_change() -> None:
+    """A new task: the form takes that task's recipe (the shape and steps that reach its target in seconds)."""
+    ss = st.session_state
+    rec = toy.TrainSettings.for_task(ss[TASK_KEY], seed=int(ss.get(SEED_KEY, DEFAULT_RECIPE.seed)))
+    ss.update({DM_KEY: rec.d_model, H_KEY: rec.n_heads, LAYERS_KEY: rec.n_layers, STEPS_KEY: rec.steps})
+
+
 def request_training() -> None:
     """The Train button: a flag the page consumes once (a callback, so it survives a rerun before the page)."""
     st.session_state[TRAIN_KEY] = True
@@ -218,13 +226,16 @@ def score_frame(table: toy.ScoreTable) -> pd.DataFrame:
 
 
 def attention_grid(attn: np.ndarray, ids: np.ndarray, titles: list[list[str]],
-                   heads: list[tuple[int, int]] | None = None, size: int = 200) -> None:
+                   heads: list[tuple[int, int]] | None = None, size: int = 200,
+                   targets: np.ndarray | None = None) -> None:
     """One heatmap per (layer, head) of ``attn`` on ``ids``, four to a row (a phone stacks them).
 
-    Repeated tokens are marked in the labels and the cells where an induction head should look are outlined.
+    Repeated tokens are marked in the labels; outlined are the ``targets`` cells (n, n), by default those where an
+    induction head should look.
     """
     labels = tuple(toy.position_labels(ids))
-    targets = toy.induction_keys(np.asarray(ids)[None])[0]
+    if targets is None:
+        targets = toy.induction_keys(np.asarray(ids)[None])[0]
     heads = heads or [(la, h) for la in range(attn.shape[0]) for h in range(attn.shape[1])]
     per_row = min(4, len(heads))
     for start in range(0, len(heads), per_row):
@@ -236,18 +247,22 @@ def attention_grid(attn: np.ndarray, ids: np.ndarray, titles: list[list[str]],
                              size=size)
 
 
-def _curves(points: list[toy.ProgressPoint], steps: list[int], loss: list[float], max_step: int) -> None:
-    """Loss (left) and best head scores (right) so far."""
+def _curves(run_task: toy.Task, points: list[toy.ProgressPoint], steps: list[int], loss: list[float],
+            max_step: int) -> None:
+    """Loss (left); held-out accuracy and the best score of each expected head so far (right)."""
     left, right = st.columns(2)
     with left:
-        render.chart(charts.loss_curve, tuple(steps), tuple(loss), max_step=max_step, title=t("heads.loss_title"),
+        title = t("heads.loss_title" if run_task.key == DEFAULT_TASK else "heads.task_loss")
+        render.chart(charts.loss_curve, tuple(steps), tuple(loss), max_step=max_step, title=title,
                      x_title=t("heads.step"), y_title=t("heads.loss_axis"))
     with right:
-        render.chart(charts.score_curves, tuple(p.step for p in points), tuple(p.previous_token for p in points),
-                     tuple(p.induction for p in points), max_step=max_step,
-                     names=(t("heads.best_prev"), t("heads.best_ind")),
-                     thresholds=(toy.PREVIOUS_TOKEN_MIN, toy.INDUCTION_MIN), title=t("heads.scores_title"),
-                     x_title=t("heads.step"), y_title=t("heads.score_axis"))
+        names = (t("heads.curve_accuracy"), *(t("heads.curve_best", pattern=t(f"heads.expect_{e.key}"))
+                                             for e in run_task.expected))
+        values = (tuple(p.accuracy for p in points),
+                  *(tuple(p.expected[i] for p in points) for i in range(len(run_task.expected))))
+        render.chart(charts.expected_curves, tuple(p.step for p in points), values, max_step=max_step,
+                     names=names, thresholds=(run_task.target, *(e.threshold for e in run_task.expected)),
+                     title=t("heads.scores_title"), x_title=t("heads.step"), y_title=t("heads.score_axis"))
 
 
 def train_live(settings: toy.TrainSettings) -> toy.TrainRun:
@@ -255,12 +270,13 @@ def train_live(settings: toy.TrainSettings) -> toy.TrainRun:
     bar = st.progress(0.0, text=t("heads.training", step=0, steps=settings.steps))
     live = st.empty()
     points: list[toy.ProgressPoint] = []
+    task = toy.get_task(settings.task)
 
     def on_point(p: toy.ProgressPoint) -> None:
         points.append(p)
         bar.progress(p.step / settings.steps, text=t("heads.training", step=p.step, steps=settings.steps))
         with live.container():
-            _curves(list(points), [q.step for q in points], [q.loss for q in points], settings.steps)
+            _curves(task, list(points), [q.step for q in points], [q.loss for q in points], settings.steps)
 
     run = runs().run(settings, on_point, lambda: bar.progress(0.0, text=t("heads.waiting")))
     bar.empty()
@@ -268,25 +284,105 @@ def train_live(settings: toy.TrainSettings) -> toy.TrainRun:
     return run
 
 
-def show_run(run: toy.TrainRun) -> None:
-    """A finished run: metrics, loss and score curves, attention snapshots, the final score table."""
-    s, h = run.settings, run.history
-    reached = next((p.step for p in run.points if p.induction >= toy.INDUCTION_MIN), None)
-    c1, c2, c3 = st.columns(3)
-    c1.metric(t("heads.final_loss"), f"{run.metrics.loss:.3f}")
-    c2.metric(t("heads.accuracy"), f"{run.metrics.accuracy:.1%}")
-    c3.metric(t("heads.seconds"), f"{h.seconds:.1f} s")
-    if reached is None:
-        st.warning(t("heads.no_induction", threshold=toy.INDUCTION_MIN), icon=":material/hourglass_empty:")
+def task_intro(key: str) -> None:
+    """Before training: what the task asks, one example, and the heads it should grow."""
+    task = toy.get_task(key)
+    st.markdown(t(f"heads.task_{key}_desc", span=toy.tasks.SPAN, n=toy.tasks.PREVIOUS_LEN))
+    ex = toy.task_example(key)
+    st.code(example_lines(ex), language=None)
+    st.caption(t("heads.example_caption"))
+    lines = [t("heads.expect_line", pattern=t(f"heads.expect_{e.key}"), what=t(f"heads.expect_{e.key}_desc"),
+               where=where(e.layer), threshold=e.threshold) for e in task.expected]
+    st.markdown(t("heads.expect_title", target=task.target) + "\n" + "\n".join(f"- {line}" for line in lines))
+
+
+def where(layer: int | None) -> str:
+    """Where a head is expected, in words (``Expected.layer``: 0, -1 = the last, None = any)."""
+    if layer is None:
+        return t("heads.where_any")
+    return t("heads.where_last") if layer < 0 else t("heads.where_in", layer=layer)
+
+
+def example_lines(ex: toy.TaskBatch) -> str:
+    """Two aligned lines: the sequence, and under each position what the model must predict there (· = nothing)."""
+    tokens, targets = ex.tokens[0], ex.targets[0]
+    top = " ".join(toy.symbol(int(i)) for i in tokens)
+    bottom = " ".join(toy.symbol(int(y)) if m else "·" for y, m in zip(targets, ex.mask[0], strict=True))
+    return f"{top}\n{bottom}"
+
+
+def _heads_list(heads: list[tuple[int, int]], scores: np.ndarray) -> str:
+    return t("heads.list_sep").join(t("heads.head_score", head=head_name(*lh), score=scores[lh]) for lh in heads)
+
+
+def emerged_sentence(e: toy.Emerged) -> str:
+    """What the numbers say about one expected head (computed, never typed)."""
+    pattern = t(f"heads.expect_{e.key}")
+    if e.matches:
+        text = t("heads.emerged_yes", pattern=pattern, n=len(e.matches), threshold=e.threshold,
+                 heads=_heads_list(e.matches, e.scores), where=where_layers(e))
     else:
-        st.success(t("heads.induction_at", step=reached, threshold=toy.INDUCTION_MIN), icon=":material/check_circle:")
-    _curves(list(run.points), h.steps, h.loss, s.steps)
-    st.markdown(f"**{t('heads.snapshots_title')}**")
-    prev = run.scores.best("previous_token", layer=0)
-    ind = run.scores.best("induction", layer=s.n_layers - 1)
-    for best in dict.fromkeys([(prev.layer, prev.head), (ind.layer, ind.head)]):
+        text = t("heads.emerged_no", pattern=pattern, threshold=e.threshold, head=head_name(*e.best),
+                 score=e.best_score, where=where_layers(e))
+    if e.elsewhere:
+        text += " " + t("heads.emerged_elsewhere", heads=_heads_list(e.elsewhere, e.scores))
+    return text
+
+
+def where_layers(e: toy.Emerged) -> str:
+    """The expected layers as text (all, or one named layer)."""
+    if len(e.layers) == e.scores.shape[0]:
+        return t("heads.where_any")
+    return t("heads.where_in", layer=e.layers[0])
+
+
+def show_emerged(run: toy.TrainRun) -> None:
+    """After training: every head's score for each expected pattern, the sentence, and the best head's map."""
+    st.subheader(t("heads.emerged_title"))
+    cfg = run.model.config
+    ex, view = run.example, toy.inspect_sequence(run.model, run.example.tokens[0])
+    for spec, e in zip(run.task.expected, run.emerged, strict=True):
+        st.markdown(t("heads.expect_head", pattern=t(f"heads.expect_{e.key}"), what=t(f"heads.expect_{e.key}_desc")))
+        left, right = st.columns([3, 2])
+        with left:
+            render.chart(charts.importance_matrix, e.scores,
+                         tuple(t("heads.layer", layer=la) for la in range(cfg.n_layers)),
+                         tuple(f"H{h}" for h in range(cfg.n_heads)), value_title=t("heads.pattern_score"),
+                         height=40 + 40 * cfg.n_layers)
+            st.markdown(emerged_sentence(e))
+        with right:
+            keys = spec.keys(ex)[0][0]
+            title = t("heads.best_title", head=head_name(*e.best), pattern=t(f"heads.expect_{e.key}"))
+            attention_grid(view.attn, ex.tokens[0], [[title] * cfg.n_heads for _ in range(cfg.n_layers)],
+                           heads=[e.best], size=220, targets=keys)
+    st.caption(t("heads.emerged_caption", n=len(toy.task_held_out(run.task).tokens)))
+
+
+def show_run(run: toy.TrainRun) -> None:
+    """A finished run: metrics, target reached, curves, what emerged, attention snapshots, (repeat) the labels."""
+    s, h, task = run.settings, run.history, run.task
+    repeat = s.task == DEFAULT_TASK
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("heads.final_loss" if repeat else "heads.task_loss"), f"{run.metrics.loss:.3f}")
+    c2.metric(t("heads.accuracy" if repeat else "heads.task_accuracy"), f"{run.metrics.accuracy:.1%}")
+    c3.metric(t("heads.seconds"), f"{h.seconds:.1f} s")
+    hit = toy.reached(run.points, task.target)
+    if hit is None:
+        st.warning(t("heads.target_missed", target=task.target, acc=run.metrics.accuracy),
+                   icon=":material/hourglass_empty:")
+    else:
+        st.success(t("heads.target_hit", target=task.target, step=hit.step, seconds=hit.seconds),
+                   icon=":material/check_circle:")
+    _curves(task, list(run.points), h.steps, h.loss, s.steps)
+    show_emerged(run)
+    st.markdown(f"**{t('heads.snapshots_title' if repeat else 'heads.task_snapshots_title')}**")
+    specs = {}  # best head -> the first expected pattern it is best at (one row of snapshots per head)
+    for spec, e in zip(task.expected, run.emerged, strict=True):
+        specs.setdefault(e.best, spec)
+    for best, spec in specs.items():
         snaps = np.stack([snap.attn[best] for snap in run.snapshots])[:, None]  # (snapshots, 1, n, n)
         titles = [[t("heads.snap_title", head=head_name(*best), step=snap.step)] for snap in run.snapshots]
-        attention_grid(snaps, run.probe, titles, size=170)
-    st.caption(t("heads.snapshots_caption"))
-    st.dataframe(score_frame(run.scores), hide_index=True, width="stretch")
+        attention_grid(snaps, run.probe, titles, size=170, targets=spec.keys(run.example)[0][0])
+    st.caption(t("heads.snapshots_caption" if repeat else "heads.task_snapshots_caption"))
+    if run.scores is not None:
+        st.dataframe(score_frame(run.scores), hide_index=True, width="stretch")
