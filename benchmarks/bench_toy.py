@@ -1,9 +1,10 @@
 """The toy transformer: load + score + one sequence's attention, generation with a KV cache (per step, beside a
-full recomputation of the prefix), and a training run up to an induction head.
+full recomputation of the prefix), the generation page's step (three models, core and whole page run), and a
+training run up to an induction head.
 
 Prints medians over repeated runs (and the machine's load average, since these boxes are shared);
 nothing here is asserted by the tests.
-Usage: python -m benchmarks.bench_toy [--repeats 20] [--train-runs 3] [--threads 1]
+Usage: python -m benchmarks.bench_toy [--repeats 20] [--train-runs 3] [--threads 1] [--page-steps 16] [--only page]
 """
 
 from __future__ import annotations
@@ -12,11 +13,21 @@ import argparse
 import os
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
 from benchmarks.harness import percentile
-from mha_core.toy import DEFAULT_RECIPE, generate, held_out_batch, inspect_sequence, load_default, score_model
+from mha_core.toy import (
+    DEFAULT_RECIPE,
+    generate,
+    held_out_batch,
+    inspect_sequence,
+    load_default,
+    load_model,
+    score_model,
+)
+from mha_core.toy import generation as gen
 from mha_core.toy.train import train_recipe
 
 INDUCTION_TARGET = 0.8  # "reached an induction head": best last-layer induction score on held-out data
@@ -68,6 +79,57 @@ def bench_generation(repeats: int, new_tokens: int = 20) -> None:
           f"(x{statistics.median(full) / statistics.median(cached):.1f})")
 
 
+def bench_page_step_core(repeats: int) -> None:
+    """What one Next step of the generation page computes: three models (MHA, GQA, MQA) each draw a token and read
+    it, extending its cached state by one row (the page keeps every state, so this is the whole model cost)."""
+    models = [load_model(gen.variant_weights(g)) for g in gen.VARIANTS]
+    prompt = gen.prompt_ids(gen.DEFAULT_PROMPT, DEFAULT_RECIPE.config.n_ctx)
+    per_step: list[float] = []
+    for rep in range(repeats):
+        states = [gen.read(m, prompt) for m in models]
+        for step in range(DEFAULT_RECIPE.config.n_ctx - len(prompt)):
+            t0 = time.perf_counter()
+            seed = gen.step_seed(rep, step)
+            states = [gen.extend(m, s, gen.draw(s.logits, 1.0, None, seed)[1]) for m, s in zip(models, states,
+                                                                                                strict=True)]
+            per_step.append((time.perf_counter() - t0) * 1000)
+    print(f"generation page, model work of one step (3 models), {len(per_step)} steps:")
+    print(f"  p50 {statistics.median(per_step):6.2f} ms  p95 {percentile(per_step, 95):6.2f} ms")
+
+
+def bench_page_step(steps: int) -> None:
+    """The whole page run after pressing Next step (AppTest, one session: charts built anew for every step, as a
+    student sees it), and a rerun with nothing changed."""
+    from streamlit.testing.v1 import AppTest
+
+    from mha_core.i18n import translate
+    from mha_core.ui import generate as ui
+
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
+    at.session_state["lang"] = "en"
+    at.run()
+    at.switch_page("pages/generate.py")
+    t0 = time.perf_counter()
+    at.run()
+    first = (time.perf_counter() - t0) * 1000
+    times, reruns = [], []
+    for _ in range(steps):
+        button = next(b for b in at.button if b.label == translate("en", "generate.next"))
+        t0 = time.perf_counter()
+        button.click().run()
+        times.append((time.perf_counter() - t0) * 1000)
+        assert not at.exception, at.exception
+        t0 = time.perf_counter()
+        at.run()
+        reruns.append((time.perf_counter() - t0) * 1000)
+        if ui.full(at.session_state[ui.DEMO_KEY]):
+            break
+    print(f"generation page through AppTest: first run {first:.0f} ms; {len(times)} Next steps:")
+    print(f"  step   p50 {statistics.median(times):6.1f} ms  p95 {percentile(times, 95):6.1f} ms")
+    print(f"  rerun  p50 {statistics.median(reruns):6.1f} ms  p95 {percentile(reruns, 95):6.1f} ms")
+
+
 def bench_training(runs: int) -> None:
     """Wall time of the shipped recipe, and the step/time at which an induction head first appears.
 
@@ -104,15 +166,21 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--train-runs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="torch threads for inference (training uses its own)")
+    ap.add_argument("--page-steps", type=int, default=16, help="Next steps pressed on the generation page")
+    ap.add_argument("--only", choices=("page",), default=None, help="page: only the generation page's figures")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, "
           f"{a.threads} inference thread(s)")
-    _, t_opt = timed(lambda: torch.optim.AdamW(torch.nn.Linear(1, 1).parameters()))
-    print(f"first optimizer of the process (imports torch._dynamo, paid once per process): {t_opt:.2f} s")
-    bench_inference(a.repeats)
-    bench_generation(a.repeats)
-    bench_training(a.train_runs)
+    if a.only != "page":
+        _, t_opt = timed(lambda: torch.optim.AdamW(torch.nn.Linear(1, 1).parameters()))
+        print(f"first optimizer of the process (imports torch._dynamo, paid once per process): {t_opt:.2f} s")
+        bench_inference(a.repeats)
+        bench_generation(a.repeats)
+    bench_page_step_core(a.repeats)
+    bench_page_step(a.page_steps)
+    if a.only != "page":
+        bench_training(a.train_runs)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

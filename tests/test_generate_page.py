@@ -98,8 +98,9 @@ def test_the_grouping_shown_is_the_models_own():
     for view, m in enumerate(MODELS):
         at.radio(key=ui.VIEW_KEY).set_value(view).run()
         cfg = m.config
-        (chart,) = [c for c in at.get("vega_lite_chart") if "datum.newest" in c.proto.spec]
-        df = convert_arrow_bytes_to_pandas_df(chart.proto.data.data)
+        frames = [convert_arrow_bytes_to_pandas_df(c.proto.data.data) for c in at.get("vega_lite_chart")
+                  if c.proto.data.data]
+        (df,) = [f for f in frames if "newest" in f.columns]
         want = {f"L{la}·H{h} → K/V{h // (cfg.n_heads // cfg.kv_heads)}" for la in range(cfg.n_layers)
                 for h in range(cfg.n_heads)}
         assert set(df["row"]) == want

@@ -37,12 +37,18 @@ def cache_grid(rows: np.ndarray, n_ctx: int, tokens: Sequence[str], *, row_names
     r, p = np.meshgrid(np.arange(layers * g), np.arange(n_ctx), indexing="ij")
     held = rows.reshape(-1)[r.ravel()]
     pos = p.ravel()
+    state = np.where(pos >= held, "free", np.where(pos == held - 1, "new", "cached"))
+    kv = r.ravel() % g
     df = pd.DataFrame({
         "row": np.asarray(names, dtype=object)[r.ravel()],
-        "kv": np.asarray(kv_names, dtype=object)[r.ravel() % g],
+        "kv": np.asarray(kv_names, dtype=object)[kv],
         "position": pos,
         "token": [tokens[i] if i < len(tokens) else "" for i in pos],
-        "state": np.where(pos >= held, "free", np.where(pos == held - 1, "new", "cached")),
+        "state": state,
+        # colours as data, drawn with scale=None: conditions would cost Altair a schema validation per chart
+        "fill": np.where(state == "free", FREE, np.array([head_colour(int(j)) for j in range(g)], dtype=object)[kv]),
+        "edge": np.where(state == "new", NEW, "white"),
+        "alpha": np.where(state == "new", 1.0, 0.55),
     })
     return (
         alt.Chart(df, title=title)
@@ -52,10 +58,9 @@ def cache_grid(rows: np.ndarray, n_ctx: int, tokens: Sequence[str], *, row_names
                     axis=alt.Axis(labelAngle=0, labelFontSize=9, labelExpr="datum.value % 4 == 0 ? datum.value : ''")),
             y=alt.Y("row:O", sort=names, title=None,
                     axis=alt.Axis(labelFontSize=10, labelLimit=90, labelOverlap=False)),
-            color=alt.condition("datum.state == 'free'", alt.value(FREE),
-                                alt.Color("kv:N", title=kv_title, scale=_kv_scale(kv_names), legend=None)),
-            opacity=alt.condition("datum.state == 'new'", alt.value(1.0), alt.value(0.55)),
-            stroke=alt.condition("datum.state == 'new'", alt.value(NEW), alt.value("white")),
+            color=alt.Color("fill:N", scale=None, legend=None),
+            opacity=alt.Opacity("alpha:Q", scale=None, legend=None),
+            stroke=alt.Stroke("edge:N", scale=None, legend=None),
             tooltip=[alt.Tooltip("row:O", title=kv_title), alt.Tooltip("position:O", title=position_title),
                      alt.Tooltip("token:N", title=token_title)],
         )
@@ -73,6 +78,7 @@ def query_attention(attn: np.ndarray, positions: Sequence[str], row_names: Seque
     df = pd.DataFrame({"row": np.asarray(names, dtype=object)[r.ravel()],
                        "col": np.asarray(cols, dtype=object)[c.ravel()],
                        "value": np.round(attn.ravel().astype(float), 4), "newest": c.ravel() == t - 1})
+    df["edge"] = np.where(df["newest"], NEW, "transparent")
     colour = "'gray'"
     for name, group in reversed(list(zip(names, groups, strict=True))):  # label -> its K/V head's colour
         colour = f"datum.label == '{name}' ? '{head_colour(int(group))}' : {colour}"
@@ -86,7 +92,7 @@ def query_attention(attn: np.ndarray, positions: Sequence[str], row_names: Seque
                                   labelColor=alt.expr(colour))),
             color=alt.Color("value:Q", title=value_title, legend=alt.Legend(orient="bottom", gradientLength=120),
                             scale=alt.Scale(scheme=WEIGHT_SCHEME, domain=[0.0, 1.0])),
-            stroke=alt.condition("datum.newest", alt.value(NEW), alt.value(None)),
+            stroke=alt.Stroke("edge:N", scale=None, legend=None),
             tooltip=[alt.Tooltip("row:O", title=row_title or "row"), alt.Tooltip("col:O", title=col_title or "col"),
                      alt.Tooltip("value:Q", title=value_title, format=".3f")],
         )
