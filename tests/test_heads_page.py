@@ -395,11 +395,12 @@ def test_a_chosen_task_takes_its_recipe_trains_and_says_what_emerged(lang):
     passing = [(0, h) for h in np.argsort(-scores[0]) if scores[0, h] >= 0.5]
     if passing:
         heads = translate(lang, "heads.list_sep").join(
-            translate(lang, "heads.head_score", head=f"L0·H{h}", score=scores[0, h]) for _, h in passing)
+            translate(lang, "heads.head_score", head=f"L0·H{h}", score=round(float(scores[0, h]), 3))
+            for _, h in passing)
         want = translate(lang, "heads.emerged_yes", where=translate(lang, "heads.where_any"), heads=heads,
                          threshold=0.5)
     else:
         best = int(np.argmax(scores[0]))
         want = translate(lang, "heads.emerged_no", where=translate(lang, "heads.where_any"), threshold=0.5,
-                         head=f"L0·H{best}", score=scores[0, best])
+                         head=f"L0·H{best}", score=round(float(scores[0, best]), 3))
     assert want in shown_text(at)

@@ -312,7 +312,9 @@ def example_lines(ex: toy.TaskBatch) -> str:
 
 
 def _heads_list(heads: list[tuple[int, int]], scores: np.ndarray) -> str:
-    return t("heads.list_sep").join(t("heads.head_score", head=head_name(*lh), score=scores[lh]) for lh in heads)
+    """"L0·H1 (0.93), ...", rounded as the score matrix rounds (3 places, then shown with 2)."""
+    return t("heads.list_sep").join(t("heads.head_score", head=head_name(*lh), score=round(float(scores[lh]), 3))
+                                    for lh in heads)
 
 
 def emerged_sentence(e: toy.Emerged) -> str:
@@ -323,7 +325,7 @@ def emerged_sentence(e: toy.Emerged) -> str:
                  heads=_heads_list(e.matches, e.scores), where=where_layers(e))
     else:
         text = t("heads.emerged_no", pattern=pattern, threshold=e.threshold, head=head_name(*e.best),
-                 score=e.best_score, where=where_layers(e))
+                 score=round(e.best_score, 3), where=where_layers(e))
     if e.elsewhere:
         text += " " + t("heads.emerged_elsewhere", heads=_heads_list(e.elsewhere, e.scores))
     return text
