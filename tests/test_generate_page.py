@@ -149,3 +149,22 @@ def test_every_builder_makes_a_valid_vega_lite_spec():
         assert chart.to_dict(validate=True)["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
     bars = built[2].data
     assert list(bars["token"]) == ["b", "c"] and list(bars["p"]) == [0.6, 0.3]  # the most likely first
+
+
+def test_the_comparison_is_the_models_own_numbers():
+    """Same budget: attention parameters counted by mha_core.counts equal the models' own W_Q..W_O, the loss and
+    accuracy are the held-out repeat metrics, the cache is counts' bytes at the full context."""
+    from mha_core.toy import held_out_batch, repeat_metrics
+    from mha_core.units import format_params
+
+    at = open_tab("share")
+    df = at.table[0].value  # the comparison (the second table is one layer's head scores)
+    for i, m in enumerate(MODELS):
+        cfg = m.config
+        own = sum(p.numel() for n, p in m.named_parameters() if ".attn." in n)
+        assert df.iloc[i, 1] == format_params(own)
+        metrics = repeat_metrics(m, held_out_batch(cfg))
+        assert float(df.iloc[i, 2]) == pytest.approx(metrics.loss, abs=1e-3)
+        assert df.iloc[i, 3] == f"{metrics.accuracy:.1%}"
+        assert df.iloc[i, 4] == format_bytes(2 * cfg.n_layers * cfg.kv_heads * cfg.d_head * cfg.n_ctx * 4)
+    assert len({m.config.d_model for m in MODELS}) == 1 and [m.config.kv_heads for m in MODELS] == [4, 2, 1]
