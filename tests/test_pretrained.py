@@ -150,9 +150,17 @@ def test_run_shapes_tokens_and_rows_that_sum_to_one(model):
     assert r.punct[r.tokens.index(".")] and not r.punct[1]
 
 
-def test_long_sentences_are_cut_to_the_token_cap(model):
-    r = P.run(model, " ".join(["word"] * 50))
-    assert r.n == P.MAX_REAL_TOKENS and r.dropped == 52 - P.MAX_REAL_TOKENS
+def test_up_to_the_cap_runs_and_one_piece_more_is_a_translated_lab_error(model):
+    r = P.run(model, " ".join(["word"] * (P.MAX_REAL_TOKENS - 2)))  # + [CLS] and [SEP]
+    assert r.n == P.MAX_REAL_TOKENS == 128 and r.attentions.shape == (6, 12, 128, 128)
+    with pytest.raises(LabError) as err:
+        P.run(model, " ".join(["word"] * (P.MAX_REAL_TOKENS - 1)))
+    assert err.value.key == "too_many_pieces" and err.value.params == {"n": 129, "max": 128}
+    from mha_core.i18n import LANGS, translate
+
+    for lang in LANGS:
+        text = translate(lang, "errors.too_many_pieces", **err.value.params)
+        assert "129" in text and "128" in text and "⟦" not in text
 
 
 def test_empty_sentence_is_a_lab_error(model):

@@ -214,3 +214,80 @@ def test_the_real_lab_s_charts_are_valid_vega_lite():
     row = built[2].to_dict()
     colours = row["encoding"]["color"]["scale"]["range"]
     assert colours == [charts.OTHER_COLOUR, charts.NOUN_COLOURS[0], charts.OTHER_COLOUR, charts.NOUN_COLOURS[1]]
+
+
+# --- long inputs, token lines and heads that behave alike (issue 17, items 2 and 6) ---
+
+def _chart(at, title: str):
+    """(spec, data frame) of the chart with this title."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    for c in at.get("vega_lite_chart"):
+        spec = json.loads(c.proto.spec)
+        if spec.get("title") == title:
+            return spec, convert_arrow_bytes_to_pandas_df(c.proto.data.data) if c.proto.data.data else None
+    raise AssertionError(f"no chart titled {title!r}")
+
+
+def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
+    import numpy as np
+
+    from mha_core import head_similarity as HS
+    from mha_core.charts import lines
+
+    sentence = " ".join(["word"] * (P.MAX_REAL_TOKENS - 2))
+    at = open_page(PAGE, "en")
+    at.text_input(key=R.SENTENCE_KEY).set_value(sentence).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    text = shown_text(at)
+    assert translate("en", "real.tokens", n=128) in text
+    assert translate("en", "real.model_view_pooled", n=128, size=4) in text  # 128 tokens in 32 blocks of 4
+    r = P.run(P.load(P.PACKAGED), sentence)
+    layer, head = at.selectbox(key=R.LAYER_KEY).value, at.selectbox(key=R.HEAD_KEY).value
+    k = lines.top_k_for(1, 128)
+    assert translate("en", "lines.top_k", n=128, k=k, share=lines.shown_share(r.attentions[layer, head], k)) in text
+    # the similarity map: the distances of the model's weights on this sentence, in the grouping's order
+    flat = r.attentions.reshape(72, 128, 128)
+    dist = HS.js_distances(flat, R.SIMILARITY_DTYPE)
+    _, frame = _chart(at, translate("en", "real.sim_map"))
+    names = [head_name(i // 12, i % 12) for i in range(72)]
+    shown = frame.pivot(index="row", columns="col", values="value")
+    for a, b in [(0, 1), (5, 40), (71, 3)]:
+        assert shown.loc[names[a], names[b]] == pytest.approx(dist[a, b], abs=1e-4)
+    assert dist[0, 1] == pytest.approx(HS.js_distances(flat[:2])[0, 1], abs=1e-4)  # float32 ≈ float64
+    table = next(d.value for d in at.dataframe if translate("en", "real.col_entropy") in d.value.columns)
+    order = [names.index(h) for h in table[translate("en", "real.col_head")]]
+    assert sorted(order) == list(range(72))
+    np.testing.assert_allclose(table[translate("en", "real.col_entropy")], HS.head_entropy(flat)[order], atol=5e-4)
+    assert translate("en", "real.importance_run", n=128) in [tg.label for tg in at.toggle]  # asked for, not run
+
+
+def test_one_piece_too_many_is_a_translated_error_not_a_crash():
+    at = open_page(PAGE, "zh")
+    at.text_input(key=R.SENTENCE_KEY).set_value(" ".join(["word"] * (P.MAX_REAL_TOKENS - 1))).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [translate("zh", "errors.too_many_pieces", n=129, max=128)]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_token_lines_show_the_head_view_s_head(lang):
+    at = open_page(PAGE, lang)
+    at.selectbox(key=R.LAYER_KEY).set_value(1).run()
+    at.selectbox(key=R.HEAD_KEY).set_value(4).run()
+    assert not at.exception
+    assert translate(lang, "real.lines_title", name="L1·H4") in [s.value for s in at.subheader]
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    charts = [c for c in at.get("vega_lite_chart")
+              if any(p.get("name") == "tok_pick" for p in json.loads(c.proto.spec).get("params", []))]
+    assert len(charts) == 1
+    spec = json.loads(charts[0].proto.spec)
+    rule = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rule")
+    data = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in charts[0].proto.datasets}
+    rows = data[rule["data"]["name"]]
+    r = P.run(P.load(P.PACKAGED), R.EXAMPLES[0].sentence)
+    assert len(rows) == int((r.attentions[1, 4] > 0).sum())
+    import numpy as np
+
+    np.testing.assert_allclose(rows["weight"], r.attentions[1, 4][rows["q"], rows["k"]], atol=5e-5)

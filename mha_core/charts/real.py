@@ -14,16 +14,35 @@ import pandas as pd
 
 from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, bar, heatmap
 
-__all__ = ["NOUN_COLOURS", "OTHER_COLOUR", "model_view", "pair_row", "score_map"]
+__all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "model_view", "pair_row", "pool",
+           "score_map", "similarity_map"]
 
 NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
 OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
+MODEL_VIEW_CELLS = 32  # the model view draws at most this many rows and columns per head: longer inputs are pooled
+
+
+def pool(attn: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """(…, n, n) → (…, c, c) with c = ceil(n / ceil(n / cells)) blocks of consecutive tokens: a block's value is
+    the weight its queries give its keys (mean over the block's queries of the sum over its keys), so rows still
+    sum to 1. Also the first token of every block (…, c)."""
+    n = attn.shape[-1]
+    size = -(-n // cells)  # tokens per block
+    starts = np.arange(0, n, size)
+    summed = np.add.reduceat(np.add.reduceat(attn, starts, axis=-1), starts, axis=-2)
+    counts = np.diff(np.append(starts, n))
+    return summed / counts[:, None], starts
 
 
 def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, head_title: str, query_title: str,
                key_title: str, weight_title: str) -> alt.Chart:
     """Every layer × head of ``attn`` (L, H, n, n) as a small heatmap, in one chart that fits the container's
-    width (tooltips per cell)."""
+    width (tooltips per cell); more than MODEL_VIEW_CELLS tokens are pooled into blocks (see ``pool``)."""
+    n_tokens = attn.shape[-1]
+    if n_tokens > MODEL_VIEW_CELLS:  # long inputs: blocks of consecutive tokens, labelled by their range
+        attn, starts = pool(attn, MODEL_VIEW_CELLS)
+        ends = np.append(starts[1:], n_tokens) - 1
+        labels = [f"{labels[a]} … {labels[b]}" if b > a else labels[a] for a, b in zip(starts, ends, strict=True)]
     n_layers, n_heads, n, _ = attn.shape
     step = n + 1  # one empty cell between heads and between layers
     layer, head, i, j = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in attn.shape), indexing="ij"))
@@ -60,6 +79,35 @@ def score_map(score: np.ndarray, *, title: str, layer_title: str, head_title: st
     cols = [f"H{j}" for j in range(score.shape[1])]
     return heatmap(score, rows, cols, title=title, row_title=layer_title, col_title=head_title,
                    value_title=value_title, size=26 * len(rows))
+
+
+def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title: str, col_title: str,
+                 value_title: str) -> alt.Chart:
+    """One head's (n, n) weights; a long input keeps every cell but thins its axis labels (Vega drops those that
+    would overlap, so a phone shows fewer than a projector) and caps the height."""
+    n = len(labels)
+    chart = heatmap(m, labels, labels, domain=(0.0, 1.0), title=title, row_title=row_title, col_title=col_title,
+                    value_title=value_title, size=min(max(300, 22 * n), 640))
+    if n <= MODEL_VIEW_CELLS:
+        return chart
+    return chart.encode(
+        x=alt.X("col:O", sort=list(labels), title=col_title,
+                axis=alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=9, labelOverlap="parity", ticks=False)),
+        y=alt.Y("row:O", sort=list(labels), title=row_title,
+                axis=alt.Axis(labelLimit=70, labelFontSize=9, labelOverlap="parity", ticks=False)))
+
+
+def similarity_map(dist: np.ndarray, names: Sequence[str], order: Sequence[int], *, title: str, value_title: str,
+                   max_value: float) -> alt.Chart:
+    """Distances between heads (H, H), rows and columns in ``order`` (alike heads side by side), on a fixed
+    0..``max_value`` scale, dark = alike; labels thin out on a narrow screen."""
+    o = list(order)
+    shown = [names[i] for i in o]
+    chart = heatmap(dist[np.ix_(o, o)], shown, shown, domain=(0.0, max_value), title=title, value_title=value_title,
+                    size=min(8 * len(o), 600))
+    axis = {"labelFontSize": 9, "labelOverlap": "parity", "ticks": False, "labelLimit": 60}
+    return chart.encode(x=alt.X("col:O", sort=shown, title=None, axis=alt.Axis(labelAngle=-90, **axis)),
+                        y=alt.Y("row:O", sort=shown, title=None, axis=alt.Axis(**axis)))
 
 
 def pair_row(weights: np.ndarray, labels: Sequence[str], nouns: Sequence[Sequence[int]], *, title: str,

@@ -1,0 +1,140 @@
+"""Token lines (the "head view"): queries on the left, keys on the right, one line per (head, query, key) whose
+opacity is the attention weight. Hover or tap a token to keep only its lines; tap a head in the legend to keep
+only that head (tap more to add them). Everything happens in the browser (Vega-Lite params): no server run.
+
+Long inputs keep only each query's ``top_k`` strongest keys, so the lines drawn stay within ``LINE_BUDGET``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from mha_core.charts.base import FIT_WIDTH, head_colour
+
+__all__ = ["HEADS", "HOVER", "LINE_BUDGET", "PICK", "X_KEY", "X_QUERY", "shown_share", "token_lines", "top_k_for"]
+
+LINE_BUDGET = 2048            # lines per chart at most (about 0.1 MB of inline data): more only slow the browser
+X_QUERY, X_KEY = 0.32, 0.68   # where the lines start and end, as a share of the width (labels sit outside them)
+HOVER, PICK, HEADS = "tok_hover", "tok_pick", "heads"  # the chart's params (Vega-Lite selections)
+_ON_TOKEN = "[event.item && event.item.datum && event.item.datum.tok]"  # only a token (not a line, not blank)
+
+
+def top_k_for(n_heads: int, n: int, budget: int = LINE_BUDGET) -> int | None:
+    """Keys kept per query so that heads × n × k lines fit the budget; None when every line fits."""
+    if n_heads * n * n <= budget:
+        return None
+    return max(1, budget // (n_heads * n))
+
+
+def _keep(weights: np.ndarray, top_k: int | None) -> np.ndarray:
+    """(h, n, m) bool: the lines drawn — weight > 0, and among each query's ``top_k`` largest (ties: lower key)."""
+    keep = weights > 0
+    if top_k is not None and top_k < weights.shape[-1]:
+        order = np.argsort(-weights, axis=-1, kind="stable")[..., :top_k]
+        top = np.zeros_like(keep)
+        np.put_along_axis(top, order, True, axis=-1)
+        keep &= top
+    return keep
+
+
+def shown_share(weights: np.ndarray, top_k: int | None) -> float:
+    """The share of the attention the drawn lines carry (1 when all are drawn), averaged over heads and queries."""
+    w = np.asarray(weights, dtype=float)
+    return float(np.where(_keep(w, top_k), w, 0.0).sum(-1).mean())
+
+
+def _active(param: str) -> str:
+    return f"length(data('{param}_store'))"
+
+
+def _hit(param: str) -> str:
+    """The line starts or ends at a token of the selection (its store holds token ids, "q3" or "k5")."""
+    return (f"(vlSelectionTest('{param}_store', {{tok: 'q' + datum.q}}) || "
+            f"vlSelectionTest('{param}_store', {{tok: 'k' + datum.k}}))")
+
+
+def line_test(with_heads: bool) -> str:
+    """Vega expression: is this line shown? Its head is on (none picked = all), and it touches the hovered token
+    (while one is hovered), else the tapped token (while one is tapped), else it is shown."""
+    tokens = f"({_active(HOVER)} ? {_hit(HOVER)} : {_active(PICK)} ? {_hit(PICK)} : true)"
+    if not with_heads:
+        return tokens
+    return f"(!{_active(HEADS)} || vlSelectionTest('{HEADS}_store', datum)) && {tokens}"
+
+
+def token_test() -> str:
+    """Vega expression: is this token the one hovered or tapped (drawn bold)?"""
+    return f"vlSelectionTest('{HOVER}_store', datum) || vlSelectionTest('{PICK}_store', datum)"
+
+
+def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence[str], *,
+                top_k: int | None = None, title: str = "", query_title: str = "", key_title: str = "",
+                weight_title: str = "", head_title: str = "", key_labels: Sequence[str] | None = None,
+                step: int | None = None) -> alt.LayerChart:
+    """Lines from every query (left) to every key (right) of ``weights`` (h, n, m), one colour per head
+    (``head_colour``), opacity = weight; ``top_k`` keeps each query's strongest keys only."""
+    w = np.asarray(weights, dtype=float)
+    h, n, m = w.shape
+    keys = list(key_labels) if key_labels is not None else list(labels)
+    head, q, k = np.nonzero(_keep(w, top_k))
+    names = np.asarray(head_names, dtype=object)
+    lines = pd.DataFrame({"head": names[head], "q": q, "k": k, "query": np.asarray(labels, dtype=object)[q],
+                          "key": np.asarray(keys, dtype=object)[k], "weight": np.round(w[head, q, k], 4)})
+    rows = max(n, m)
+    step = step or (20 if rows <= 16 else 16 if rows <= 32 else 12)
+    font = 12 if step >= 16 else 10
+    y = alt.Scale(domain=[-1.5, rows - 0.5], reverse=True)  # row -1 holds the column titles
+    x = alt.Scale(domain=[0, 1])
+    hover = alt.selection_point(name=HOVER, fields=["tok"], on=f"mouseover{_ON_TOKEN}", clear="mouseout")
+    pick = alt.selection_point(name=PICK, fields=["tok"], on=f"click{_ON_TOKEN}",
+                               clear="click[!(event.item && event.item.datum && event.item.datum.tok)]")
+    many = h > 1
+    colour = alt.Color("head:N", title=head_title, scale=alt.Scale(domain=list(head_names),
+                       range=[head_colour(i) for i in range(h)]),
+                       legend=alt.Legend(orient="bottom", columns=2, labelLimit=260, symbolType="stroke",
+                                         symbolStrokeWidth=3) if many else None)
+    opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]), legend=None)
+    rule = (
+        alt.Chart(lines).mark_rule(strokeWidth=2)
+        .encode(
+            x=alt.datum(X_QUERY, scale=x, axis=None), x2=alt.datum(X_KEY),
+            y=alt.Y("q:Q", scale=y, axis=None), y2="k:Q", color=colour,
+            opacity=alt.condition(f"!({line_test(many)})", alt.value(0), opacity),
+            tooltip=[alt.Tooltip("head:N", title=head_title), alt.Tooltip("query:N", title=query_title),
+                     alt.Tooltip("key:N", title=key_title), alt.Tooltip("weight:Q", title=weight_title, format=".3f")],
+        )
+    )
+    if many:
+        rule = rule.add_params(alt.selection_point(name=HEADS, fields=["head"], bind="legend", toggle="true"))
+    tokens = pd.DataFrame({"tok": [f"q{i}" for i in range(n)] + [f"k{j}" for j in range(m)],
+                           "i": list(range(n)) + list(range(m)), "label": list(labels) + keys,
+                           "side": ["q"] * n + ["k"] * m})
+    left_side = tokens["side"] == "q"
+    tokens["x0"], tokens["x1"] = np.where(left_side, 0.0, X_KEY), np.where(left_side, X_QUERY, 1.0)
+    tokens["lo"], tokens["hi"] = tokens["i"] - 0.5, tokens["i"] + 0.5
+    # the whole row beside the lines is the token's target (a finger is wider than a word)
+    targets = alt.Chart(tokens).mark_rect(fill="#ffffff", fillOpacity=0.01).encode(
+        x=alt.X("x0:Q", scale=x, axis=None), x2="x1:Q", y=alt.Y("lo:Q", scale=y, axis=None), y2="hi:Q",
+        tooltip=alt.value(None))
+    text = alt.Chart(tokens).encode(
+        y=alt.Y("i:Q", scale=y, axis=None), text="label:N", tooltip=alt.value(None),
+        color=alt.condition(token_test(), alt.value("#000000"), alt.value("#444444")))
+    left = (text.mark_text(align="right", dx=-6, fontSize=font, limit=110).encode(x=alt.datum(X_QUERY, scale=x))
+            .transform_filter("datum.side == 'q'").add_params(hover, pick))
+    right = (text.mark_text(align="left", dx=6, fontSize=font, limit=110).encode(x=alt.datum(X_KEY, scale=x))
+             .transform_filter("datum.side == 'k'"))
+    titles = pd.DataFrame({"label": [query_title, key_title], "side": ["q", "k"]})
+    title_text = alt.Chart(titles).encode(y=alt.datum(-1, scale=y), text="label:N", tooltip=alt.value(None))
+    query_head = (title_text.mark_text(align="right", dx=-6, fontWeight="bold", fontSize=font, limit=160)
+                  .encode(x=alt.datum(X_QUERY, scale=x)).transform_filter("datum.side == 'q'"))
+    key_head = (title_text.mark_text(align="left", dx=6, fontWeight="bold", fontSize=font, limit=160)
+                .encode(x=alt.datum(X_KEY, scale=x)).transform_filter("datum.side == 'k'"))
+    return (
+        alt.layer(targets, rule, left, right, query_head, key_head, title=title)
+        .properties(width="container", height=step * (rows + 1), autosize=FIT_WIDTH)
+        .configure_view(strokeWidth=0)
+    )
