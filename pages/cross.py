@@ -11,7 +11,7 @@ from mha_core.inputs import MAX_TOKENS
 from mha_core.markdown import escape as esc
 from mha_core.markdown import escape_params
 from mha_core.ui import cross as ui
-from mha_core.ui import render, t
+from mha_core.ui import prediction, render, t
 from mha_core.walkthrough import token_labels
 
 render.page_header("cross")
@@ -41,6 +41,8 @@ trace, n, m = lesson.trace, lesson.n_tgt, lesson.n_src
 src_labels, tgt_labels = token_labels(lesson.source.tokens), token_labels(lesson.target.tokens)
 kinds = lesson.weights.head_kinds
 
+shapes = [t(f"cross.opt_{rows}", n=n, m=m) for rows in ("tt", "ts", "ss", "st")]   # the answer: target × source
+prediction.predict(f"cross-shape-{n}-{m}", t("cross.predict", n=n, m=m), shapes, 1, t("cross.predict_why"))
 st.caption(t("cross.standin"))
 st.latex(r"\begin{gathered}Q_i=X_{\text{tgt}}W_i^Q\\ K_i=X_{\text{src}}W_i^K,\quad V_i=X_{\text{src}}W_i^V\\"
          r"\text{head}_i=\operatorname{softmax}\!\Big(\frac{Q_iK_i^{\top}}{\sqrt{d_{\text{head}}}}\Big)V_i\end{gathered}")

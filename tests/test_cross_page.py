@@ -29,6 +29,7 @@ def test_page_renders_the_default_pair_in_each_language(lang):
     n, m = lesson.n_tgt, lesson.n_src
     assert _shape(n, m) in text and _shape(4, n, m) in text              # not square: 7 × 5
     assert translate(lang, "cross.explain", n=n, m=m) in text
+    assert translate(lang, "cross.predict", n=n, m=m) in text          # predict the shape before reading it
     assert translate(lang, "errors.causal_cross") in [i.value for i in at.info]
     assert translate(lang, "cross.found", found=lesson.found, n=n) in text
     assert escape(cross.PAIRS[0].source) in text                        # the padding text names the sentence
