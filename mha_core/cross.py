@@ -228,17 +228,23 @@ MODEL_FAMILIES = (("encdec", True, True, True), ("dec", False, True, False), ("e
 
 @dataclass(frozen=True)
 class MaskViews:
-    """One pair through the three attentions of an encoder–decoder layer (same random weights, seed 1)."""
+    """One pair through the three attentions of an encoder–decoder model (the same random weights, demo_weights)."""
 
     decoder_self: Trace   # weights (h, n, n): causal, zero above the diagonal
     cross: Trace          # weights (h, n, m): no mask, every source token visible
     encoder_self: Trace   # weights (h, m, m): no mask
 
 
+def demo_weights(d_model: int, n_heads: int, seed: int = 1, sharpen: float = 3.0) -> Weights:
+    """Random weights with W^Q scaled up, so the weights vary visibly from cell to cell (the masks show either way)."""
+    w = random_weights(d_model, n_heads, d_model // n_heads, seed)
+    return Weights(w.w_q * sharpen, w.w_k, w.w_v, w.w_o, w.mode)
+
+
 def mask_views(lesson: CrossLesson, seed: int = 1) -> MaskViews:
     """Decoder self-attention (causal), cross-attention and encoder self-attention of the lesson's pair."""
     h = lesson.trace.n_heads
-    w = random_weights(lesson.trace.d_model, h, lesson.trace.d_head, seed)
+    w = demo_weights(lesson.trace.d_model, h, seed)
     proj = (w.w_q, w.w_k, w.w_v, w.w_o, h)
     return MaskViews(
         decoder_self=multi_head_attention(lesson.x_tgt, *proj, causal=True),
@@ -332,7 +338,7 @@ def padding_demo(lesson: CrossLesson, source: str, seed: int = 1) -> PaddingDemo
     srcs = (lesson.source, read_pair(other.source, other.target)[0])
     tgts = (lesson.target, read_pair(other.source, other.target)[1])
     d, h = lesson.trace.d_model, lesson.trace.n_heads
-    w = random_weights(d, h, lesson.trace.d_head, seed)
+    w = demo_weights(d, h, seed)
     src_len, tgt_len = [len(s.tokens) for s in srcs], [len(t.tokens) for t in tgts]
     m, n = max(src_len), max(tgt_len)
     x_src = pad_rows([embed(s.tokens, d) for s in srcs], m)

@@ -34,9 +34,9 @@ try:
 except LabError as err:
     render.show_error(err)
     st.stop()
-for tokens in (lesson.source, lesson.target):
+for side, tokens in (("source", lesson.source), ("target", lesson.target)):
     if tokens.dropped:
-        st.info(t("common.truncated", max=MAX_TOKENS, dropped=tokens.dropped), icon=":material/content_cut:")
+        st.info(t(f"cross.truncated_{side}", max=MAX_TOKENS, dropped=tokens.dropped), icon=":material/content_cut:")
 trace, n, m = lesson.trace, lesson.n_tgt, lesson.n_src
 src_labels, tgt_labels = token_labels(lesson.source.tokens), token_labels(lesson.target.tokens)
 kinds = lesson.weights.head_kinds

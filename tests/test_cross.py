@@ -154,7 +154,7 @@ def test_padding_keys_get_weight_zero_and_real_rows_are_unchanged():
     assert (pad.cross[b][..., keys] > 0).all()
     assert np.allclose(pad.cross.sum(axis=-1), 1.0)
     # the padded pair's real rows equal cross-attention on the unpadded sentences (same random weights)
-    w = random_weights(cross.D_MODEL, 4, cross.D_MODEL // 4, 1)
+    w = cross.demo_weights(cross.D_MODEL, 4)
     src, tgt = pad.sources[b].tokens, pad.targets[b].tokens
     alone = multi_head_attention(embed(tgt, cross.D_MODEL), w.w_q, w.w_k, w.w_v, w.w_o, 4,
                                  x_kv=embed(src, cross.D_MODEL))

@@ -7,6 +7,7 @@ import pytest
 from apphelpers import open_page, shown_text
 from mha_core import cross
 from mha_core.i18n import LANGS, translate
+from mha_core.inputs import MAX_TOKENS
 from mha_core.markdown import escape
 from mha_core.ui import cross as ui
 
@@ -50,6 +51,10 @@ def test_edited_sentences_an_example_and_h_change_the_shapes_shown():
     at.text_input(key=ui.TGT_KEY).set_value("hello there").run()          # no dictionary word: random, and said so
     at.text_input(key=ui.SRC_KEY).set_value("你好").run()
     assert translate("en", "cross.random") in [i.value for i in at.info]
+    at.text_input(key=ui.TGT_KEY).set_value(" ".join(["hello"] * 30)).run()   # over the limit: cut, and said so
+    assert translate("en", "cross.truncated_target", max=MAX_TOKENS, dropped=30 - MAX_TOKENS) in [
+        i.value for i in at.info]
+    assert _shape(MAX_TOKENS, 1) in shown_text(at)
 
 
 def test_an_empty_sentence_shows_the_translated_error_and_nothing_else():
