@@ -353,8 +353,8 @@ def test_charts_are_valid_vega_lite(model, imp, curve):
     built = [
         toy_charts.attention_map(view.attn[1, 0], toy.position_labels(ids), toy.induction_keys(ids[None])[0]),
         toy_charts.loss_curve([1, 2, 3], [4.1, 3.0, 1.0], max_step=3),
-        toy_charts.score_curves([1, 25], [0.1, 0.5], [0.0, 0.9], max_step=25, names=("p", "i"),
-                                thresholds=(0.4, 0.5)),
+        toy_charts.expected_curves([1, 25], [[0.0, 0.9], [0.1, 0.5], [0.0, 0.9]], max_step=25,
+                                   names=("accuracy", "p", "i"), thresholds=(0.9, 0.4, 0.5)),
         toy_charts.importance_matrix(imp.loss_increase, ["L0", "L1"], ["H0", "H1", "H2", "H3"]),
         toy_charts.pruning_chart(curve.n_removed, curve.accuracy, ["", *map(str, curve.order)], floor=0.98),
         toy_charts.heads_accuracy([r.n_heads for r in res.runs], [r.d_head for r in res.runs],

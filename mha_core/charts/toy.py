@@ -1,7 +1,7 @@
 """Altair builders for the heads page: training curves, importance matrix, pruning curve, heads vs accuracy.
 
 Pure functions from numbers and (already translated) labels to charts; colours from mha_core.charts.base
-(viridis for magnitudes, Okabe–Ito for the two score lines), so they read in greyscale and for
+(viridis for magnitudes, Okabe–Ito for the curves), so they read in greyscale and for
 colour-blind students.
 """
 
@@ -43,8 +43,7 @@ def attention_map(m: np.ndarray, labels: Sequence[str], targets: np.ndarray, *, 
         .properties(width="container", height=size, autosize=FIT_WIDTH)
     )
 
-__all__ = ["attention_map", "loss_curve", "score_curves", "expected_curves", "importance_matrix", "pruning_chart",
-           "heads_accuracy"]
+__all__ = ["attention_map", "loss_curve", "expected_curves", "importance_matrix", "pruning_chart", "heads_accuracy"]
 
 
 def _steps_axis(title: str, max_step: int) -> alt.X:
@@ -64,27 +63,6 @@ def loss_curve(steps: Sequence[int], loss: Sequence[float], *, max_step: int, ti
                 tooltip=[alt.Tooltip("step:Q", title=x_title), alt.Tooltip("loss:Q", title=y_title, format=".3f")])
         .properties(width="container", height=height, autosize=FIT_WIDTH)
     )
-
-
-def score_curves(steps: Sequence[int], previous_token: Sequence[float], induction: Sequence[float], *,
-                 max_step: int, names: tuple[str, str], thresholds: tuple[float, float], title: str = "",
-                 x_title: str = "", y_title: str = "", height: int = 200) -> alt.LayerChart:
-    """Best previous-token and induction scores per step, each with its label threshold as a dashed rule."""
-    prev_name, ind_name = names
-    df = pd.DataFrame({
-        "step": np.tile(np.asarray(steps, dtype=int), 2),
-        "score": np.round(np.concatenate([previous_token, induction]).astype(float), 4),
-        "kind": [prev_name] * len(steps) + [ind_name] * len(steps),
-    })
-    rules = pd.DataFrame({"score": list(thresholds), "kind": [prev_name, ind_name]})
-    colour = alt.Color("kind:N", title=None, scale=alt.Scale(domain=[prev_name, ind_name], range=list(OKABE_ITO[1:3])),
-                       legend=alt.Legend(orient="bottom", columns=1, labelLimit=0))
-    lines = alt.Chart(df).mark_line(point=True).encode(
-        x=_steps_axis(x_title, max_step), y=alt.Y("score:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
-        color=colour, tooltip=["kind:N", alt.Tooltip("step:Q", title=x_title), alt.Tooltip("score:Q", format=".2f")],
-    )
-    dashed = alt.Chart(rules).mark_rule(strokeDash=[4, 4]).encode(y="score:Q", color=colour)
-    return (lines + dashed).properties(title=title, width="container", height=height, autosize=FIT_WIDTH)
 
 
 def expected_curves(steps: Sequence[int], values: Sequence[Sequence[float]], *, max_step: int, names: Sequence[str],

@@ -12,9 +12,9 @@ would have to read it from). A task's expected heads are patterns over attention
 * reverse:  L tokens, ``#``, the L tokens backwards: a head reads the mirrored input position.
 * sort:     L distinct tokens, ``#``, the same tokens in increasing id: a head reads the smallest input token
   larger than the current one (and, more loosely, only input tokens larger than the current one).
-* previous: random tokens; at each position predict the token *before* it: a head looks one step back.
+* previous: distinct random tokens; at each position predict the token *before* it: a head looks one step back.
 
-Pure numpy (no torch), so tests feed hand-made attention maps.
+No model code: numpy arrays in and out, so tests feed hand-made attention maps.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class TaskBatch:
 class Expected:
     """One head a task needs: the key each scored query should read (``keys``), where, and from which score on."""
 
-    key: str             # pattern id: previous_token, induction, offset, mirror, next_larger
+    key: str             # pattern id: previous_token, induction, offset, mirror, next_larger, larger
     layer: int | None    # 0 = first layer, -1 = last layer, None = any layer
     threshold: float     # a head "matches" at this score or above
     keys: Callable[[TaskBatch], tuple[np.ndarray, np.ndarray]]  # -> (B, n, n) bool keys, (B, n) bool queries
