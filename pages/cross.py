@@ -89,7 +89,7 @@ c1, c2, c3 = st.columns(3)
 with c1:
     render.chart(charts.masked_map, views.decoder_self.weights[0], tuple(tgt_labels), tuple(tgt_labels),
                  views.decoder_self.mask, states=states, title=t("cross.dec_self"), row_title=t("cross.query"),
-                 col_title=t("cross.query"), value_title=t("common.weight"))
+                 col_title=t("cross.tgt_key"), value_title=t("common.weight"))
     st.caption(t("cross.dec_self_cap", n=n))
 with c2:
     render.chart(charts.masked_map, views.cross.weights[0], tuple(tgt_labels), tuple(src_labels), np.ones((n, m), bool),
@@ -98,7 +98,7 @@ with c2:
     st.caption(t("cross.cross_cap", n=n, m=m))
 with c3:
     render.chart(charts.masked_map, views.encoder_self.weights[0], tuple(src_labels), tuple(src_labels),
-                 np.ones((m, m), bool), states=states, title=t("cross.enc_self"), row_title=t("cross.key"),
+                 np.ones((m, m), bool), states=states, title=t("cross.enc_self"), row_title=t("cross.src_query"),
                  col_title=t("cross.key"), value_title=t("common.weight"))
     st.caption(t("cross.enc_self_cap", m=m))
 refusal = cross.causal_cross_refusal(lesson)
@@ -115,7 +115,7 @@ left, right = st.columns(2)
 with left:
     render.chart(charts.masked_map, pad.encoder_self[b, 0], tuple(pad_src), tuple(pad_src), pad.key_valid[b][None, :],
                  ignored_rows=tuple(~pad.key_valid[b]), states=states, title=t("cross.pad_enc"),
-                 row_title=t("cross.key"), col_title=t("cross.key"), value_title=t("common.weight"))
+                 row_title=t("cross.src_query"), col_title=t("cross.key"), value_title=t("common.weight"))
 with right:
     render.chart(charts.masked_map, pad.cross[b, 0], tuple(pad_tgt), tuple(pad_src), pad.key_valid[b][None, :],
                  ignored_rows=tuple(~pad.query_valid[b]), states=states, title=t("cross.pad_cross"),
