@@ -7,7 +7,9 @@ from mha_core.settings import LANG
 from mha_core.ui import (
     classroom,
     cost,
+    cross,
     frame,
+    generate,
     heads,
     live,
     pipeline,
@@ -28,7 +30,7 @@ url.restore()  # a shared link's settings win over defaults
 if LANG.key not in st.session_state:  # the browser's language, unless a link chose one
     st.session_state[LANG.key] = lang_from_locale(st.context.locale)
 state.init_state(sidebar.KEPT, pipeline.KEPT, cost.KEPT, heads.KEPT, real.KEPT, classroom.KEPT, teacher.KEPT, quiz.KEPT,
-                 live.KEPT)
+                 live.KEPT, cross.KEPT, generate.KEPT)
 
 specs = available_pages()
 sections: dict[str, list[st.Page]] = {}
@@ -51,5 +53,5 @@ with live.turn():  # class members' full runs take turns (a teacher's move rerun
     url.write(pipeline)
     url.notice()
     present.presentation(current_key, live=live_presenting)
-    frame.run(current)
+    frame.run(current, current_key)
     live.drawn()  # the page ran to its end: a following student's screen shows the teacher's state
