@@ -13,7 +13,6 @@ from mha_core.units import format_bytes, format_params, head_name
 
 render.page_header("generate")
 ss = st.session_state
-ui.ensure_state()
 bound = bound_t()
 try:
     models = ui.models()

@@ -34,13 +34,6 @@ KEPT: dict[str, object] = {  # values that survive a visit to another page (stat
 }
 
 
-def ensure_state() -> None:
-    """Every kept key has its default before the page draws (app.py's init_state fills them too, on every page)."""
-    for key, default in KEPT.items():
-        if default is not None:
-            st.session_state.setdefault(key, default)
-
-
 # --- the shipped models, cached once per server -----------------------------------------------------
 
 @st.cache_resource(show_spinner=False)
