@@ -92,6 +92,23 @@ def test_attend_downloads_are_the_charts_files(served, lang):
     np.testing.assert_array_equal(np.array([float(r[3]) for r in grid[1:]]), wt.trace.weights.ravel())
 
 
+def test_a_charts_menu_keeps_its_key_when_the_settings_change(served):
+    """The key depends on the page and the chart, not its data: an open menu stays open when the head (or, in a
+    live lesson, the teacher) changes, and its files are then named after the new settings."""
+    at = open_page("pages/attend.py", "en", fixed=False, h=8, d_head=16, head=3)
+    weights = menu_key(chart_key("attend", "mha_core.charts.base.heatmap", ""))
+    at.session_state[weights] = True
+    at.run()
+    at.session_state["head"] = 5
+    at.run()
+    assert not at.exception and at.session_state[weights]
+    assert [b.proto.label for b in at.get("download_button")] == ["SVG", "PNG", "CSV"]
+    assert "attend_h8_dh16_head5.csv" in served
+    rows = _rows(served["attend_h8_dh16_head5.csv"]())
+    np.testing.assert_array_equal(np.array([[float(v) for v in r[1:]] for r in rows[1:]]),
+                                  _walkthrough(at, "en").trace.weights[5])
+
+
 def test_table_view_offers_the_csv(served):
     at = open_page("pages/attend.py", "en", tables=True)
     _open_menus(at, "attend", ATTEND)

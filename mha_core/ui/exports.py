@@ -54,11 +54,11 @@ def matrix(m: np.ndarray, rows: Sequence[str], cols: Sequence[str], name: str = 
                                                     t("export.corner")))
 
 
-def heads(mats: np.ndarray, heads: Sequence[str], rows: Sequence[str], cols: Sequence[str], value: str,
+def heads(mats: np.ndarray, titles: Sequence[str], rows: Sequence[str], cols: Sequence[str], value: str,
           name: str = "heads", **settings: object) -> Export:
     """One matrix per head (a grid of heatmaps) in long form: head, query, key, value, in full precision."""
     names = (t("export.head"), t("export.query"), t("export.key"), value)
-    return Export(name, settings, functools.partial(export.heads_csv, np.asarray(mats), tuple(heads), tuple(rows),
+    return Export(name, settings, functools.partial(export.heads_csv, np.asarray(mats), tuple(titles), tuple(rows),
                                                     tuple(cols), names))
 
 
