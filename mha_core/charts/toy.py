@@ -88,12 +88,13 @@ def expected_curves(steps: Sequence[int], values: Sequence[Sequence[float]], *, 
 
 
 def importance_matrix(m: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str = "",
-                      value_title: str = "", height: int = 160) -> alt.LayerChart:
-    """(layers, heads) loss increases as coloured cells with the number written in each."""
+                      value_title: str = "", height: int = 160, top: float | None = None) -> alt.LayerChart:
+    """(layers, heads) values (loss increases, pattern scores) as coloured cells with the number written in each;
+    the colour scale ends at ``top`` (default: the largest value), e.g. 1.0 for scores, so 0.49 does not look full."""
     r, c = np.meshgrid(np.arange(m.shape[0]), np.arange(m.shape[1]), indexing="ij")
     df = pd.DataFrame({"row": np.asarray(rows, dtype=object)[r.ravel()],
                        "col": np.asarray(cols, dtype=object)[c.ravel()], "value": np.round(m.ravel().astype(float), 3)})
-    top = max(float(np.max(m)), 1e-9)
+    top = max(float(np.max(m)), 1e-9) if top is None else top
     df["dark"] = df["value"] < top / 2  # viridis is dark at the bottom: write white there
     base = alt.Chart(df).encode(x=alt.X("col:O", sort=list(cols), title=None, axis=alt.Axis(labelAngle=0)),
                                 y=alt.Y("row:O", sort=list(rows), title=None))

@@ -350,7 +350,7 @@ def show_emerged(run: toy.TrainRun) -> None:
             render.chart(charts.importance_matrix, e.scores,
                          tuple(t("heads.layer", layer=la) for la in range(cfg.n_layers)),
                          tuple(f"H{h}" for h in range(cfg.n_heads)), value_title=t("heads.pattern_score"),
-                         height=40 + 40 * cfg.n_layers)
+                         height=40 + 40 * cfg.n_layers, top=1.0)
             st.markdown(emerged_sentence(e))
         with right:
             keys = spec.keys(ex)[0][0]
