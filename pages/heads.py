@@ -75,7 +75,7 @@ with tabs[0]:
 # ---- train it yourself ----------------------------------------------------------------------------
 with tabs[1]:
     if tabs[1].open:
-        st.markdown(t("heads.train_intro"))
+        st.markdown(t("heads.train_intro", every=toy.EVERY))
         task = st.radio(t("heads.task_label"), toy.TASK_KEYS, key=ui.TASK_KEY, horizontal=True,
                         format_func=lambda k: bound(f"heads.task_{k}"), on_change=ui.on_task_change)
         ui.task_intro(task)

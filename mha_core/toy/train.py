@@ -1,4 +1,5 @@
-"""Train the toy model on repeated-segment data, deterministically from a seed, with a progress callback."""
+"""Train the toy model on repeated-segment data (or a task of ``tasks.py``), deterministically from a seed, with a
+progress callback."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class TrainHistory:
     """Loss curve of one run (one entry per step) and its wall-clock time."""
 
     steps: list[int] = field(default_factory=list)
-    loss: list[float] = field(default_factory=list)  # cross-entropy on the repeated part of the batch
+    loss: list[float] = field(default_factory=list)  # cross-entropy on the repeated part (a task: its scored part)
     seconds: float = 0.0           # whole run, callbacks included
     callback_seconds: float = 0.0  # of which spent inside the callback
 
