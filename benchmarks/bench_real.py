@@ -1,19 +1,25 @@
 """The real-model page's costs: cold load of the packaged model, one 32-token sentence (forward + every head's
-statistics), the layer check of every layer, and the batched per-head importance.
+statistics), the layer check of every layer, and the batched per-head importance; then, at n = 32, 64 and 128
+word pieces, each view the page draws for a long input: the time to build its spec and data on the server (what
+render.chart caches) and how many bytes it sends (the spec as JSON plus its Arrow table), and the head-similarity
+distances in float64 and float32.
 
-Prints medians (and the machine's load average, since these boxes are shared); nothing here is asserted by tests.
-Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3]
+Prints medians and p95 (and the machine's load average, since these boxes are shared); nothing here is asserted by
+tests. Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3] [--lengths 32 64 128]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.harness import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 COLD = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
@@ -48,7 +54,7 @@ def warm(repeats: int) -> None:
     P.load(P.PACKAGED)
     reload_s = time.perf_counter() - t0
     r = P.run(m, SENTENCE)
-    assert r.n == P.MAX_REAL_TOKENS == 32, r.n  # the sentence is longer: cut to exactly 32
+    assert r.n == 32, r.n
     parts: dict[str, list[float]] = {"forward + stats": [], "layer check (all 6)": [], "importance (72 heads)": []}
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -71,14 +77,86 @@ def warm(repeats: int) -> None:
           + ", ".join(f"L{c.layer} {c.weights_diff:.1e}/{c.output_diff:.1e}" for c in checks))
 
 
+def _views(r, labels: tuple[str, ...]) -> dict[str, tuple]:
+    """The long-input views of the page: (builder, args, kwargs) as pages/real.py calls render.chart."""
+    import numpy as np
+
+    from mha_core import head_similarity as HS
+    from mha_core.charts import lines
+    from mha_core.charts import real as charts
+
+    flat = r.attentions.reshape(-1, r.n, r.n)
+    g = HS.group_heads(HS.js_distances(flat, np.float32), 0.3)
+    names = tuple(f"L{i // 12}·H{i % 12}" for i in range(flat.shape[0]))
+    titles = {"query_title": "q", "key_title": "k", "weight_title": "w"}
+    return {
+        "model view (pooled)": (charts.model_view, (r.attentions, labels), {"layer_title": "L", "head_title": "H",
+                                                                             **titles}),
+        "head view heatmap": (charts.head_heatmap, (r.attentions[2, 3], labels),
+                              {"title": "t", "row_title": "q", "col_title": "k", "value_title": "w"}),
+        "token lines (one head)": (lines.token_lines, (r.attentions[2, 3][None], labels, ("L2·H3",)),
+                                   {"top_k": lines.top_k_for(1, r.n), **titles, "head_title": "h"}),
+        "similarity map (72 heads)": (charts.similarity_map, (HS.js_distances(flat, np.float32), names, g.order),
+                                      {"title": "t", "value_title": "d", "max_value": HS.JS_MAX}),
+    }
+
+
+def long_inputs(lengths: list[int], repeats: int) -> None:
+    """Per view and length: server build time (spec + Arrow, what render.chart caches) and bytes sent."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mha_core import head_similarity as HS
+    from mha_core import pretrained as P
+    from mha_core.charts.base import spec_and_data
+
+    m = P.load(P.PACKAGED)
+    print(f"long inputs, {repeats} repeats each (build = builder + spec + Arrow table; bytes = JSON spec + Arrow):")
+    for n in lengths:
+        sentence = " ".join(["word"] * (n - 2))
+        r = P.run(m, sentence)
+        assert r.n == n, r.n
+        labels = tuple(f"{i} {tok}" for i, tok in enumerate(r.tokens))
+        t_run = []
+        for _ in range(max(3, repeats // 4)):
+            t0 = time.perf_counter()
+            P.head_stats(P.run(m, sentence).attentions, r.special, r.punct)
+            t_run.append((time.perf_counter() - t0) * 1000)
+        print(f"  n = {n:3d}  forward + stats        p50 {statistics.median(t_run):7.1f} ms  "
+              f"p95 {percentile(t_run, 95):7.1f}")
+        flat = r.attentions.reshape(-1, n, n)
+        for dtype in (np.float64, np.float32):
+            ts = []
+            for _ in range(max(3, repeats // 4)):
+                t0 = time.perf_counter()
+                HS.js_distances(flat, dtype)
+                ts.append((time.perf_counter() - t0) * 1000)
+            print(f"          JS distances {np.dtype(dtype).name:8s} p50 {statistics.median(ts):7.1f} ms  "
+                  f"p95 {percentile(ts, 95):7.1f}")
+        for name, (builder, args, kwargs) in _views(r, labels).items():
+            ts = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                spec, frame = spec_and_data(builder(*args, **kwargs))
+                table = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
+                ts.append((time.perf_counter() - t0) * 1000)
+            size = len(json.dumps(spec).encode()) + (0 if table is None else table.nbytes)
+            print(f"          {name:26s} p50 {statistics.median(ts):7.1f} ms  p95 {percentile(ts, 95):7.1f}"
+                  f"  {size / 1024:8.1f} KiB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--cold", type=int, default=3)
+    ap.add_argument("--lengths", type=int, nargs="+", default=[32, 64, 128])
+    ap.add_argument("--long-only", action="store_true", help="only the long-input views")
     args = ap.parse_args()
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    cold(args.cold)
-    warm(args.repeats)
+    if not args.long_only:
+        cold(args.cold)
+        warm(args.repeats)
+    long_inputs(args.lengths, args.repeats)
 
 
 if __name__ == "__main__":

@@ -118,8 +118,8 @@ if top_k is not None:
 st.subheader(t("real.sim_title"))
 st.markdown(t("real.sim_explain", max=HS.JS_MAX))
 st.latex(r"\begin{aligned}D(A,B)&=\tfrac1n\textstyle\sum_{i}\sqrt{\mathrm{JSD}(A_i,B_i)}\\ "
-         r"\mathrm{JSD}(p,q)&=\tfrac12\mathrm{KL}(p\,\|\,m)+\tfrac12\mathrm{KL}(q\,\|\,m),\quad m=\tfrac{p+q}{2}"
-         r"\end{aligned}")
+         r"\mathrm{JSD}(p,q)&=\tfrac12\mathrm{KL}(p\,\|\,m)+\tfrac12\mathrm{KL}(q\,\|\,m)\\ "
+         r"m&=\tfrac12(p+q)\end{aligned}")
 dist, entropy = R.similarity(loaded, r, sentence)
 n_all = loaded.n_layers * loaded.n_heads
 names = tuple(head_name(i // loaded.n_heads, i % loaded.n_heads) for i in range(n_all))
@@ -128,12 +128,9 @@ threshold = st.select_slider(t("real.sim_threshold"), R.GROUP_STEPS, key=R.GROUP
 grouping = HS.group_heads(dist, threshold)
 group_of = {h: g for g, members in enumerate(grouping.groups) for h in members}
 kinds = [P.head_label(stats, i // loaded.n_heads, i % loaded.n_heads).kind for i in range(n_all)]
-left, right = st.columns([3, 2])
-with left:
-    render.chart(charts.similarity_map, dist, names, grouping.order, title=t("real.sim_map"),
-                 value_title=t("real.sim_value"), max_value=HS.JS_MAX)
-with right:
-    R.similarity_table(list(names), grouping.order, group_of, kinds, entropy)
+render.chart(charts.similarity_map, dist, names, grouping.order, title=t("real.sim_map"),
+             value_title=t("real.sim_value"), max_value=HS.JS_MAX)
+R.similarity_table(list(names), grouping.order, group_of, kinds, entropy)
 alike = [g for g in grouping.groups if len(g) > 1]
 st.caption(t("real.sim_summary", groups=len(grouping.groups), alike=len(alike),
              largest=max(len(g) for g in grouping.groups), threshold=threshold, ln_n=float(np.log(r.n))))

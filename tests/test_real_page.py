@@ -291,3 +291,34 @@ def test_the_token_lines_show_the_head_view_s_head(lang):
     import numpy as np
 
     np.testing.assert_allclose(rows["weight"], r.attentions[1, 4][rows["q"], rows["k"]], atol=5e-5)
+
+
+def test_long_inputs_pool_the_model_view_keep_the_head_view_and_order_the_similarity_map():
+    import numpy as np
+
+    from mha_core.charts import real as charts
+    from mha_core.charts.base import spec_and_data
+
+    rng = np.random.default_rng(1)
+    attn = rng.random((2, 3, 70, 70))
+    attn /= attn.sum(-1, keepdims=True)
+    pooled, starts = charts.pool(attn, charts.MODEL_VIEW_CELLS)
+    assert pooled.shape == (2, 3, 24, 24) and list(starts[:3]) == [0, 3, 6]  # blocks of 3 tokens, the last of 1
+    np.testing.assert_allclose(pooled.sum(-1), 1.0)
+    assert pooled[1, 2, 4, 7] == pytest.approx(attn[1, 2, 12:15, 21:24].sum(-1).mean())
+    assert pooled[0, 0, 23, 23] == pytest.approx(attn[0, 0, 69, 69])
+    labels = tuple(f"{i} w" for i in range(70))
+    _, frame = spec_and_data(charts.model_view(attn, labels, layer_title="L", head_title="H", query_title="q",
+                                               key_title="k", weight_title="w"))
+    assert len(frame) == 2 * 3 * 24 * 24 and "12 w … 14 w" in set(frame["query"])
+    _, frame = spec_and_data(charts.head_heatmap(attn[0, 0], labels, title="t", row_title="q", col_title="k",
+                                                 value_title="w"))
+    assert len(frame) == 70 * 70  # one head keeps every cell
+    dist = rng.random((4, 4))
+    dist = (dist + dist.T) * (1 - np.eye(4)) / 4
+    names = ("a", "b", "c", "d")
+    spec, frame = spec_and_data(charts.similarity_map(dist, names, (2, 0, 3, 1), title="t", value_title="d",
+                                                      max_value=0.83))
+    assert spec["encoding"]["x"]["sort"] == ["c", "a", "d", "b"]
+    shown = frame.pivot(index="row", columns="col", values="value")
+    assert shown.loc["c", "d"] == pytest.approx(dist[2, 3], abs=1e-4)

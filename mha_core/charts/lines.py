@@ -97,13 +97,16 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
                        range=[head_colour(i) for i in range(h)]),
                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=260, symbolType="stroke",
                                          symbolStrokeWidth=3) if many else None)
-    opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]), legend=None)
+    # channel objects, not alt.condition / alt.value dicts: Altair resolves a dict against the whole schema (~0.1 s)
+    opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]), legend=None,
+                          condition={"test": f"!({line_test(many)})", "value": 0})
+    silent = alt.TooltipValue(None)  # tokens and titles: no tooltip
     rule = (
         alt.Chart(lines).mark_rule(strokeWidth=2)
         .encode(
-            x=alt.datum(X_QUERY, scale=x, axis=None), x2=alt.datum(X_KEY),
+            x=alt.XDatum(X_QUERY, scale=x, axis=None), x2=alt.X2Datum(X_KEY),
             y=alt.Y("q:Q", scale=y, axis=None), y2="k:Q", color=colour,
-            opacity=alt.condition(f"!({line_test(many)})", alt.value(0), opacity),
+            opacity=opacity,
             tooltip=[alt.Tooltip("head:N", title=head_title), alt.Tooltip("query:N", title=query_title),
                      alt.Tooltip("key:N", title=key_title), alt.Tooltip("weight:Q", title=weight_title, format=".3f")],
         )
@@ -119,20 +122,20 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
     # the whole row beside the lines is the token's target (a finger is wider than a word)
     targets = alt.Chart(tokens).mark_rect(fill="#ffffff", fillOpacity=0.01).encode(
         x=alt.X("x0:Q", scale=x, axis=None), x2="x1:Q", y=alt.Y("lo:Q", scale=y, axis=None), y2="hi:Q",
-        tooltip=alt.value(None))
+        tooltip=silent)
     text = alt.Chart(tokens).encode(
-        y=alt.Y("i:Q", scale=y, axis=None), text="label:N", tooltip=alt.value(None),
-        color=alt.condition(token_test(), alt.value("#000000"), alt.value("#444444")))
-    left = (text.mark_text(align="right", dx=-6, fontSize=font, limit=110).encode(x=alt.datum(X_QUERY, scale=x))
+        y=alt.Y("i:Q", scale=y, axis=None), text="label:N", tooltip=silent,
+        color=alt.ColorValue("#444444", condition={"test": token_test(), "value": "#000000"}))
+    left = (text.mark_text(align="right", dx=-6, fontSize=font, limit=110).encode(x=alt.XDatum(X_QUERY, scale=x))
             .transform_filter("datum.side == 'q'").add_params(hover, pick))
-    right = (text.mark_text(align="left", dx=6, fontSize=font, limit=110).encode(x=alt.datum(X_KEY, scale=x))
+    right = (text.mark_text(align="left", dx=6, fontSize=font, limit=110).encode(x=alt.XDatum(X_KEY, scale=x))
              .transform_filter("datum.side == 'k'"))
     titles = pd.DataFrame({"label": [query_title, key_title], "side": ["q", "k"]})
-    title_text = alt.Chart(titles).encode(y=alt.datum(-1, scale=y), text="label:N", tooltip=alt.value(None))
+    title_text = alt.Chart(titles).encode(y=alt.YDatum(-1, scale=y), text="label:N", tooltip=silent)
     query_head = (title_text.mark_text(align="right", dx=-6, fontWeight="bold", fontSize=font, limit=160)
-                  .encode(x=alt.datum(X_QUERY, scale=x)).transform_filter("datum.side == 'q'"))
+                  .encode(x=alt.XDatum(X_QUERY, scale=x)).transform_filter("datum.side == 'q'"))
     key_head = (title_text.mark_text(align="left", dx=6, fontWeight="bold", fontSize=font, limit=160)
-                .encode(x=alt.datum(X_KEY, scale=x)).transform_filter("datum.side == 'k'"))
+                .encode(x=alt.XDatum(X_KEY, scale=x)).transform_filter("datum.side == 'k'"))
     return (
         alt.layer(targets, rule, left, right, query_head, key_head, title=title)
         .properties(width="container", height=step * (rows + 1), autosize=FIT_WIDTH)

@@ -31,8 +31,8 @@ TOP_KEY = "real_top"  # prefix of the top-heads tables' selection, one per head 
 GROUP_KEY = "real_group"  # the head-similarity map's grouping threshold
 IMPORTANCE_KEY = "real_importance"  # a long sentence computes the per-head importance only when asked
 IMPORTANCE_AUTO = 48  # tokens up to which it is computed at once (73 forward passes of n tokens: ~1 s at 48)
-GROUP_STEPS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)  # thresholds offered (Jensen–Shannon distance)
-GROUP_DEFAULT = 0.25
+GROUP_STEPS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)  # thresholds offered (Jensen–Shannon distance)
+GROUP_DEFAULT = 0.3  # on the first example: 23 groups, the largest of 14 heads
 SIMILARITY_DTYPE = np.float32  # js_distances in single precision: ~2.5x faster at 128 tokens, within 1e-4
 
 KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.init_state)
@@ -40,6 +40,7 @@ KEPT: dict[str, object] = {  # widget values that survive a visit to another pag
     # None: the widget's own first option, or set by the callbacks below from the model and sentence
     KIND_KEY: None, PICK_FROM_KEY: None, PICK_TO_KEY: None, LAYER_KEY: None, HEAD_KEY: None,
     PAIR_KEY: None, PAIR_LAYER_KEY: None, PAIR_HEAD_KEY: None, CHECK_LAYER_KEY: None, OFF_KEY: None,
+    GROUP_KEY: GROUP_DEFAULT, IMPORTANCE_KEY: False,
 }
 
 
@@ -106,7 +107,7 @@ def similarity_table(names: list[str], order: tuple[int, ...], group_of: dict[in
                        t("real.col_group"): [group_of[i] + 1 for i in order],
                        t("real.col_type"): [t(f"real.kind_{kinds[i]}") for i in order],
                        t("real.col_entropy"): [round(float(entropy[i]), 3) for i in order]})
-    st.dataframe(df, hide_index=True, width="stretch", height=420)
+    st.dataframe(df, hide_index=True, width="stretch", height=360)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
