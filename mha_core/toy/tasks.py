@@ -222,7 +222,7 @@ TASKS: dict[str, Task] = {
                     n_heads=2, n_layers=1, steps=100),
     "sort": Task("sort", sort_batch, (Expected("next_larger", None, 0.5, source_keys),
                                       Expected("larger", None, 0.5, larger_keys)), target=0.9,
-                 n_heads=4, n_layers=1, steps=300),
+                 n_heads=4, n_layers=1, steps=200),
     "previous": Task("previous", previous_batch, (Expected("previous_token", None, PREVIOUS_TOKEN_MIN, source_keys),),
                      target=0.9, n_heads=2, n_layers=1, steps=100),
 }
