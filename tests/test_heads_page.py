@@ -379,7 +379,9 @@ def test_a_chosen_task_takes_its_recipe_trains_and_says_what_emerged(lang):
             at.slider(key=ui.STEPS_KEY).value) == (task.n_heads, task.n_layers, task.steps)
     assert translate(lang, "heads.task_reverse_desc", span=SPAN, n=toy.tasks.PREVIOUS_LEN) in shown_text(at)
     ex = toy.task_example("reverse")
-    assert [c.value for c in at.code][0].splitlines()[0] == toy.format_sequence(ex.tokens[0])
+    lines = [c.value for c in at.code][0].splitlines()  # pairs of lines, 12 positions each, a blank line between
+    assert " ".join(lines[0::3]) == toy.format_sequence(ex.tokens[0])
+    assert " ".join(lines[1::3]).split()[SPAN:2 * SPAN] == [toy.symbol(int(i)) for i in ex.targets[0, SPAN:2 * SPAN]]
     at.slider(key=ui.STEPS_KEY).set_value(25).run()
     at.button[0].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -303,12 +303,16 @@ def where(layer: int | None) -> str:
     return t("heads.where_last") if layer < 0 else t("heads.where_in", layer=layer)
 
 
-def example_lines(ex: toy.TaskBatch) -> str:
-    """Two aligned lines: the sequence, and under each position what the model must predict there (· = nothing)."""
-    tokens, targets = ex.tokens[0], ex.targets[0]
-    top = " ".join(toy.symbol(int(i)) for i in tokens)
-    bottom = " ".join(toy.symbol(int(y)) if m else "·" for y, m in zip(targets, ex.mask[0], strict=True))
-    return f"{top}\n{bottom}"
+EXAMPLE_WIDTH = 12  # positions per pair of lines: 23 characters fit a phone's code block
+
+
+def example_lines(ex: toy.TaskBatch, width: int = EXAMPLE_WIDTH) -> str:
+    """Pairs of aligned lines: the sequence, and under each position what the model must predict there (· = not
+    scored), ``width`` positions per pair."""
+    top = [toy.symbol(int(i)) for i in ex.tokens[0]]
+    bottom = [toy.symbol(int(y)) if m else "·" for y, m in zip(ex.targets[0], ex.mask[0], strict=True)]
+    return "\n\n".join(f"{' '.join(top[i:i + width])}\n{' '.join(bottom[i:i + width])}"
+                        for i in range(0, len(top), width))
 
 
 def _heads_list(heads: list[tuple[int, int]], scores: np.ndarray) -> str:
