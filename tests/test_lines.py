@@ -119,3 +119,13 @@ def test_the_head_toggle_keeps_the_heads_picked_in_the_legend():
     spec = _chart(_weights()).to_dict()
     both = _drawn(spec, heads=[{"head": "h0"}, {"head": "h2"}], tok_pick=[{"tok": "q1"}])
     assert both == {(1, k, h) for h in ("h0", "h2") for k in range(5)}
+
+
+def test_after_eight_heads_the_colours_come_round_dashed():
+    names = [f"h{i}" for i in range(10)]
+    spec = L.token_lines(_weights(h=10), LABELS, names).to_dict(validate=True)
+    dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
+    assert dash["domain"] == names and dash["range"][:8] == [[1, 0]] * 8 and dash["range"][8] != [1, 0]
+    colours = spec["layer"][1]["encoding"]["color"]["scale"]["range"]
+    assert colours[8] == colours[0]  # same colour as head 0, told apart by the dash
+    assert "strokeDash" not in _chart(_weights()).to_dict()["layer"][1]["encoding"]

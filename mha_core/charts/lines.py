@@ -13,7 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from mha_core.charts.base import FIT_WIDTH, head_colour
+from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, head_colour
 
 __all__ = ["HEADS", "HOVER", "LINE_BUDGET", "PICK", "X_KEY", "X_QUERY", "shown_share", "token_lines", "top_k_for"]
 
@@ -93,10 +93,11 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
     pick = alt.selection_point(name=PICK, fields=["tok"], on=f"click{_ON_TOKEN}",
                                clear="click[!(event.item && event.item.datum && event.item.datum.tok)]")
     many = h > 1
+    legend = alt.Legend(orient="bottom", columns=2, labelLimit=260, symbolType="stroke",
+                        symbolStrokeWidth=3) if many else None
     colour = alt.Color("head:N", title=head_title, scale=alt.Scale(domain=list(head_names),
                        range=[head_colour(i) for i in range(h)]),
-                       legend=alt.Legend(orient="bottom", columns=2, labelLimit=260, symbolType="stroke",
-                                         symbolStrokeWidth=3) if many else None)
+                       legend=legend)
     # channel objects, not alt.condition / alt.value dicts: Altair resolves a dict against the whole schema (~0.1 s)
     opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]), legend=None,
                           condition={"test": f"!({line_test(many)})", "value": 0})
@@ -111,6 +112,10 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
                      alt.Tooltip("key:N", title=key_title), alt.Tooltip("weight:Q", title=weight_title, format=".3f")],
         )
     )
+    if h > len(OKABE_ITO):  # colours come round again after 8 heads: the later ones are dashed
+        dashes = [[1, 0] if i < len(OKABE_ITO) else [5, 3] for i in range(h)]
+        rule = rule.encode(strokeDash=alt.StrokeDash("head:N", title=head_title, legend=legend,
+                                                     scale=alt.Scale(domain=list(head_names), range=dashes)))
     if many:
         rule = rule.add_params(alt.selection_point(name=HEADS, fields=["head"], bind="legend", toggle="true"))
     tokens = pd.DataFrame({"tok": [f"q{i}" for i in range(n)] + [f"k{j}" for j in range(m)],
