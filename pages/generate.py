@@ -29,11 +29,12 @@ with tabs[0]:
     if tabs[0].open:
         st.markdown(t("generate.intro", layers=cfg.n_layers, h=cfg.n_heads, n_ctx=cfg.n_ctx))
         with st.container(border=True):
-            st.text_input(t("generate.prompt"), key=ui.PROMPT_KEY, max_chars=200, help=t("generate.prompt_help"))
+            st.text_input(t("generate.prompt"), key=ui.PROMPT_KEY, max_chars=200,
+                          help=t("generate.prompt_help", top=cfg.vocab_size - 1))
             c1, c2, c3 = st.columns([3, 3, 2])
             c1.slider(t("generate.temperature"), 0.0, 2.0, step=0.1, key=ui.TEMP_KEY, help=t("generate.temp_help"))
             c2.select_slider(t("generate.top_k"), ui.TOP_KS, key=ui.TOPK_KEY, help=t("generate.top_k_help"),
-                             format_func=lambda k: bound("generate.top_k_all") if k == ui.TOP_KS[-1] else str(k))
+                             format_func=lambda k: bound("generate.top_k_all", n=k) if k == ui.TOP_KS[-1] else str(k))
             c3.number_input(t("generate.seed"), 0, 9999, step=1, key=ui.SEED_KEY, help=t("generate.seed_help"))
         try:
             prompt = ui.prompt()
@@ -73,7 +74,8 @@ with tabs[0]:
                                  token_title=t("generate.token"))
                     if not full:
                         render.chart(charts.next_token_bars, ui.next_probs(demo, i), toy.SYMBOLS[:cfg.vocab_size],
-                                     title=t("generate.next_title"), value_title=t("generate.probability"))
+                                     top=ui.NEXT_TOP, title=t("generate.next_title", top=ui.NEXT_TOP),
+                                     value_title=t("generate.probability"))
             st.caption(t("generate.cache_caption", d_head=cfg.d_head))
 
             st.subheader(t("generate.query_title"))
@@ -85,8 +87,9 @@ with tabs[0]:
                          title=t("generate.query_chart", token=toy.symbol(s.tokens[-1]), position=length - 1),
                          row_title=t("generate.query_rows"), col_title=t("generate.cached_keys"),
                          value_title=t("common.weight"))
-            st.caption(t("generate.query_caption", h=cfg.n_heads, g=m.config.kv_heads,
-                         r=cfg.n_heads // m.config.kv_heads))
+            r = cfg.n_heads // m.config.kv_heads
+            sharing = t("generate.query_shared" if r > 1 else "generate.query_own", g=m.config.kv_heads, r=r)
+            st.caption(t("generate.query_caption", sharing=sharing))
         st.subheader(t("generate.why_title"))
         st.markdown(t("generate.why_kv"))
         st.markdown(t("generate.why_gqa", h=cfg.n_heads, g2=models[1].config.kv_heads, g1=models[2].config.kv_heads,
@@ -98,7 +101,8 @@ with tabs[0]:
 with tabs[1]:
     if tabs[1].open:
         st.markdown(t("generate.share_intro", h=cfg.n_heads, d_model=cfg.d_model, layers=cfg.n_layers,
-                      steps=toy.DEFAULT_RECIPE.steps))
+                      steps=toy.DEFAULT_RECIPE.steps, g2=models[1].config.kv_heads,
+                      r2=cfg.n_heads // models[1].config.kv_heads))
         for i, col in zip(variants, st.columns(len(models)), strict=True):
             with col:
                 render.chart(charts.sharing_diagram, cfg.n_heads, models[i].config.kv_heads,
@@ -107,7 +111,7 @@ with tabs[1]:
         st.caption(t("generate.sharing_caption"))
 
         st.subheader(t("generate.compare_title"))
-        results = [ui.held_out(i)[0] for i in variants]
+        results, n_seqs = [ui.held_out(i)[0] for i in variants], toy.evaluate.EVAL_SEQS
         render.table({
             t("generate.col_model"): names,
             t("generate.col_params"): [format_params(ui.attention_params(i)) for i in variants],
@@ -119,7 +123,7 @@ with tabs[1]:
                       loss_mqa=results[2].loss, acc_lo=min(r.accuracy for r in results),
                       acc_hi=max(r.accuracy for r in results),
                       cache_mha=format_bytes(ui.full_cache_bytes(0)), cache_mqa=format_bytes(ui.full_cache_bytes(2)),
-                      n_ctx=cfg.n_ctx))
+                      n_ctx=cfg.n_ctx, n_seqs=n_seqs))
         st.page_link("pages/cost.py", label=t("generate.to_cost"), icon=":material/calculate:")
 
         st.subheader(t("generate.differ_title"))
@@ -147,8 +151,8 @@ with tabs[1]:
                         render.chart(toy_charts.attention_map, view.attn[layer, h], labels, targets,
                                      row_title=t("common.query"), col_title=t("common.key"),
                                      value_title=t("common.weight"), size=180)
-        st.caption(t("generate.differ_caption"))
+        st.caption(t("generate.differ_caption", n_seqs=n_seqs))
         render.table(ui.score_columns(m, scores, layer))
-        st.caption(t("generate.scores_caption"))
+        st.caption(t("generate.scores_caption", n_seqs=n_seqs))
 
 render.next_steps("cost", "real")

@@ -104,6 +104,10 @@ def test_the_grouping_shown_is_the_models_own():
         want = {f"L{la}·H{h} → K/V{h // (cfg.n_heads // cfg.kv_heads)}" for la in range(cfg.n_layers)
                 for h in range(cfg.n_heads)}
         assert set(df["row"]) == want
+        r = cfg.n_heads // cfg.kv_heads  # MHA's heads share nothing: its caption must not say they do
+        caption = translate("en", "generate.query_shared", g=cfg.kv_heads, r=r) if r > 1 else \
+            translate("en", "generate.query_own", g=cfg.kv_heads, r=r)
+        assert caption in shown_text(at)
     for m in MODELS:
         cfg = m.config
         layers = charts.sharing_diagram(cfg.n_heads, cfg.kv_heads, query_names=[f"H{h}" for h in range(4)],

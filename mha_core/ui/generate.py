@@ -23,6 +23,7 @@ PROMPT_KEY, TEMP_KEY, TOPK_KEY, SEED_KEY = "gen_prompt", "gen_temperature", "gen
 VIEW_KEY = "gen_view"                                          # whose newest query is drawn (variant index)
 SHARE_KEY, LAYER_KEY, EXAMPLE_KEY = "gen_share", "gen_layer", "gen_example"  # the sharing tab's model, layer, sequence
 TOP_KS = (1, 2, 3, 5, 10, DEFAULT_RECIPE.config.vocab_size)  # the last: no cut
+NEXT_TOP = 5  # next tokens drawn as bars under each cache
 N_VARIANTS = 3  # toy.generation.VARIANTS: MHA, GQA, MQA
 MAX_DECODED = 1024  # decoding states kept per server (each a few kB)
 GROUP_COLOURS = ("blue", "orange", "green", "violet")  # Streamlit's names nearest to the charts' Okabe–Ito colours
