@@ -18,6 +18,7 @@ from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, head_colou
 __all__ = ["cache_grid", "next_token_bars", "query_attention", "sharing_diagram"]
 
 NEW = OKABE_ITO[5]     # vermillion: the row the last step appended, the newest key
+NEUTRAL = "#6B7280"   # grey: bars that are tokens, not heads (about 4.6:1 on white, 3.9:1 on the dark theme)
 FREE = "#eeeeee"       # a position the cache has not reached yet
 CELL = 16              # px per cache row (a phone still shows every label)
 
@@ -108,13 +109,13 @@ def next_token_bars(probs: np.ndarray, names: Sequence[str], *, top: int = 5, ti
     df = pd.DataFrame({"token": shown, "p": np.round(np.asarray(probs, dtype=float)[order], 4)})
     return (
         alt.Chart(df, title=title)
-        .mark_bar(color=OKABE_ITO[0])
+        .mark_bar(color=NEUTRAL)  # not a head's colour: these bars are tokens, not K/V heads
         .encode(
-            y=alt.Y("token:N", sort=shown, title=None, axis=alt.Axis(labelFontSize=11)),
+            y=alt.Y("token:N", sort=shown, title=None, axis=alt.Axis(labelFontSize=12, labelOverlap=False)),
             x=alt.X("p:Q", title=value_title, scale=alt.Scale(domain=[0, 1])),
             tooltip=[alt.Tooltip("token:N"), alt.Tooltip("p:Q", title=value_title, format=".3f")],
         )
-        .properties(width="container", height=18 * top, autosize=FIT_WIDTH)
+        .properties(width="container", height=24 * top, autosize=FIT_WIDTH)
     )
 
 
