@@ -5,7 +5,10 @@ render.chart caches) and how many bytes it sends (the spec as JSON plus its Arro
 distances in float64 and float32.
 
 Prints medians and p95 (and the machine's load average, since these boxes are shared); nothing here is asserted by
-tests. Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3] [--lengths 32 64 128]
+tests. With --browser: in headless Chromium, the time from pressing Enter on a new sentence of n pieces to the
+settled page (server run, transfer, and every chart drawn), a new sentence each time (nothing cached) and the same
+sentence again (cached). Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3] [--lengths 32 64 128]
+[--long-only] [--browser] [--port 8602]
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.harness import percentile
+from benchmarks.harness import PAGE_TEXT, percentile, settled_ms, start_server, stop_server, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 COLD = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
@@ -145,13 +148,58 @@ def long_inputs(lengths: list[int], repeats: int) -> None:
                   f"  {size / 1024:8.1f} KiB")
 
 
+def browser(lengths: list[int], repeats: int, port: int | None) -> None:
+    """Enter on a sentence of n word pieces -> settled page, in Chromium (a fresh server of our own)."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS
+
+    words = ("cat", "dog", "sun", "tree", "rain", "book", "road", "fish", "bird", "door", "ship", "song")
+    proc, base = start_server(port=port)
+    try:
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            page = b.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{base}/real?lang=en", wait_until="domcontentloaded")
+            wait_ready(page, timeout_ms=180_000)
+            box = page.get_by_label("Sentence", exact=True)
+            print(f"browser, Enter on a new sentence -> settled page (1280 px, {repeats} each):")
+            for n in lengths:
+                first, again, prev = [], [], None
+
+                def enter(sentence: str) -> float:
+                    before = page.evaluate(PAGE_TEXT)
+                    box.fill(sentence)
+                    t0 = time.time()
+                    box.press("Enter")
+                    return settled_ms(page, before, t0, timeout_ms=120_000)
+
+                for i in range(repeats):
+                    sentence = " ".join([words[i % len(words)], *["word"] * (n - 3)])  # n pieces with [CLS]/[SEP]
+                    first.append(enter(sentence))
+                    if prev is not None:
+                        again.append(enter(prev))  # back to the one before: every view cached
+                    prev = sentence
+                print(f"  n = {n:3d}: new sentence p50 {statistics.median(first):7.0f} ms  p95 "
+                      f"{percentile(first, 95):7.0f}  | seen sentence p50 {statistics.median(again):7.0f} ms  "
+                      f"p95 {percentile(again, 95):7.0f}")
+            b.close()
+    finally:
+        stop_server(proc)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--cold", type=int, default=3)
     ap.add_argument("--lengths", type=int, nargs="+", default=[32, 64, 128])
     ap.add_argument("--long-only", action="store_true", help="only the long-input views")
+    ap.add_argument("--browser", action="store_true", help="only the browser timing")
+    ap.add_argument("--port", type=int, default=None, help="--browser: server port (default: any free port)")
     args = ap.parse_args()
+    if args.browser:
+        browser(args.lengths, args.repeats, args.port)
+        return
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     if not args.long_only:
         cold(args.cold)

@@ -234,6 +234,7 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
 
     from mha_core import head_similarity as HS
     from mha_core.charts import lines
+    from mha_core.charts import real as charts
 
     sentence = " ".join(["word"] * (P.MAX_REAL_TOKENS - 2))
     at = open_page(PAGE, "en")
@@ -242,7 +243,8 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     assert not at.error, [e.value for e in at.error]
     text = shown_text(at)
     assert translate("en", "real.tokens", n=128) in text
-    assert translate("en", "real.model_view_pooled", n=128, size=4) in text  # 128 tokens in 32 blocks of 4
+    size = -(-128 // charts.MODEL_VIEW_CELLS)
+    assert translate("en", "real.model_view_pooled", n=128, size=size) in text  # 128 tokens in blocks of `size`
     r = P.run(P.load(P.PACKAGED), sentence)
     layer, head = at.selectbox(key=R.LAYER_KEY).value, at.selectbox(key=R.HEAD_KEY).value
     k = lines.top_k_for(1, 128)
@@ -302,15 +304,18 @@ def test_long_inputs_pool_the_model_view_keep_the_head_view_and_order_the_simila
     rng = np.random.default_rng(1)
     attn = rng.random((2, 3, 70, 70))
     attn /= attn.sum(-1, keepdims=True)
-    pooled, starts = charts.pool(attn, charts.MODEL_VIEW_CELLS)
+    pooled, starts = charts.pool(attn, 32)
     assert pooled.shape == (2, 3, 24, 24) and list(starts[:3]) == [0, 3, 6]  # blocks of 3 tokens, the last of 1
     np.testing.assert_allclose(pooled.sum(-1), 1.0)
     assert pooled[1, 2, 4, 7] == pytest.approx(attn[1, 2, 12:15, 21:24].sum(-1).mean())
     assert pooled[0, 0, 23, 23] == pytest.approx(attn[0, 0, 69, 69])
+    cells = charts.MODEL_VIEW_CELLS
+    blocks = -(-70 // -(-70 // cells))  # ceil(70 / tokens per block)
     labels = tuple(f"{i} w" for i in range(70))
     _, frame = spec_and_data(charts.model_view(attn, labels, layer_title="L", head_title="H", query_title="q",
                                                key_title="k", weight_title="w"))
-    assert len(frame) == 2 * 3 * 24 * 24 and "12 w … 14 w" in set(frame["query"])
+    size = -(-70 // cells)
+    assert len(frame) == 2 * 3 * blocks * blocks and f"{size} w … {2 * size - 1} w" in set(frame["query"])
     _, frame = spec_and_data(charts.head_heatmap(attn[0, 0], labels, title="t", row_title="q", col_title="k",
                                                  value_title="w"))
     assert len(frame) == 70 * 70  # one head keeps every cell
