@@ -406,3 +406,6 @@ def test_a_chosen_task_takes_its_recipe_trains_and_says_what_emerged(lang):
         want = translate(lang, "heads.emerged_no", where=translate(lang, "heads.where_any"), threshold=0.5,
                          head=f"L0·H{best}", score=round(float(scores[0, best]), 3))
     assert want in shown_text(at)
+    # review finding: the repeat's "*" (a repeated token) marked every output of reverse; only repeat marks repeats
+    labels = {str(v) for _, df in charts(at) if df is not None and "row" in df.columns for v in df["row"]}
+    assert labels and not any(v.endswith("*") for v in labels)

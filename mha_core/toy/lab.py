@@ -118,9 +118,11 @@ def copyable(ids: np.ndarray) -> np.ndarray:
     return np.any(keys & (ids[None, :] == nxt[:, None]), axis=1) & (np.arange(len(ids)) < len(ids) - 1)
 
 
-def position_labels(ids: np.ndarray) -> list[str]:
-    """Axis labels "position symbol", with a * on repeated tokens (unique, so charts keep the order)."""
-    rep = repeated(ids)
+def position_labels(ids: np.ndarray, mark_repeats: bool = True) -> list[str]:
+    """Axis labels "position symbol", with a * on repeated tokens (unique, so charts keep the order); a task whose
+    output repeats its input by design (copy, reverse, sort) passes ``mark_repeats=False``: every output would be
+    marked."""
+    rep = repeated(ids) if mark_repeats else np.zeros(len(ids), dtype=bool)
     return [f"{i} {symbol(int(t))}{'*' if r else ''}" for i, (t, r) in enumerate(zip(ids, rep, strict=True))]
 
 

@@ -227,13 +227,13 @@ def score_frame(table: toy.ScoreTable) -> pd.DataFrame:
 
 def attention_grid(attn: np.ndarray, ids: np.ndarray, titles: list[list[str]],
                    heads: list[tuple[int, int]] | None = None, size: int = 200,
-                   targets: np.ndarray | None = None) -> None:
+                   targets: np.ndarray | None = None, mark_repeats: bool = True) -> None:
     """One heatmap per (layer, head) of ``attn`` on ``ids``, four to a row (a phone stacks them).
 
-    Repeated tokens are marked in the labels; outlined are the ``targets`` cells (n, n), by default those where an
-    induction head should look.
+    Repeated tokens are marked in the labels (unless ``mark_repeats`` is off); outlined are the ``targets`` cells
+    (n, n), by default those where an induction head should look.
     """
-    labels = tuple(toy.position_labels(ids))
+    labels = tuple(toy.position_labels(ids, mark_repeats))
     if targets is None:
         targets = toy.induction_keys(np.asarray(ids)[None])[0]
     heads = heads or [(la, h) for la in range(attn.shape[0]) for h in range(attn.shape[1])]
@@ -360,7 +360,7 @@ def show_emerged(run: toy.TrainRun) -> None:
             keys = spec.keys(ex)[0][0]
             title = t("heads.best_title", head=head_name(*e.best), pattern=t(f"heads.expect_{e.key}"))
             attention_grid(view.attn, ex.tokens[0], [[title] * cfg.n_heads for _ in range(cfg.n_layers)],
-                           heads=[e.best], size=220, targets=keys)
+                           heads=[e.best], size=220, targets=keys, mark_repeats=run.settings.task == DEFAULT_TASK)
     st.caption(t("heads.emerged_caption", n=len(toy.task_held_out(run.task).tokens)))
 
 
@@ -388,7 +388,7 @@ def show_run(run: toy.TrainRun) -> None:
     for best, spec in specs.items():
         snaps = np.stack([snap.attn[best] for snap in run.snapshots])[:, None]  # (snapshots, 1, n, n)
         titles = [[t("heads.snap_title", head=head_name(*best), step=snap.step)] for snap in run.snapshots]
-        attention_grid(snaps, run.probe, titles, size=170, targets=spec.keys(run.example)[0][0])
+        attention_grid(snaps, run.probe, titles, size=170, targets=spec.keys(run.example)[0][0], mark_repeats=repeat)
     st.caption(t("heads.snapshots_caption" if repeat else "heads.task_snapshots_caption"))
     if run.scores is not None:
         st.dataframe(score_frame(run.scores), hide_index=True, width="stretch")
