@@ -16,8 +16,8 @@ from mha_core.errors import LabError
 # Every page key a lesson step may show: mha_core.ui.nav.PAGES without the class page itself (the presenter
 # runs the lesson from there; students never follow onto it). Kept here because importing mha_core.ui loads
 # Streamlit; tests/test_lesson.py checks it against nav.PAGES.
-LESSON_PAGES: tuple[str, ...] = ("overview", "prereq", "split", "attend", "concat", "why", "myths", "cost", "heads",
-                                 "real", "quiz", "map", "glossary")
+LESSON_PAGES: tuple[str, ...] = ("overview", "prereq", "split", "attend", "concat", "why", "myths", "cross", "cost",
+                                 "heads", "generate", "real", "quiz", "map", "glossary")
 QUIZ_PAGE = "quiz"        # the step that runs a short check of bank questions
 MAX_MINUTES = 120         # a step's planned minutes lie in (0, MAX_MINUTES]
 MAX_STEPS = 30            # a plan holds 1 … MAX_STEPS steps
