@@ -107,7 +107,8 @@ def similarity_table(names: list[str], order: tuple[int, ...], group_of: dict[in
                        t("real.col_group"): [group_of[i] + 1 for i in order],
                        t("real.col_type"): [t(f"real.kind_{kinds[i]}") for i in order],
                        t("real.col_entropy"): [round(float(entropy[i]), 3) for i in order]})
-    st.dataframe(df, hide_index=True, width="stretch", height=360)
+    st.dataframe(df, hide_index=True, width="stretch", height=360,  # every entropy to 3 decimals, also 2.300
+                 column_config={t("real.col_entropy"): st.column_config.NumberColumn(format="%.3f")})
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
