@@ -7,11 +7,13 @@ one entry here plus its use (its widget in ``mha_core.ui.sidebar`` or on a page)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mha_core.i18n import DEFAULT_LANG, LANGS
 from mha_core.inputs import WEIGHT_MODES
+from mha_core.toy.config import DEFAULT_RECIPE
 
 
 @dataclass(frozen=True)
@@ -19,13 +21,13 @@ class Setting:
     """One shared control."""
 
     key: str                              # session-state (and widget) key
-    kind: type                            # bool, int or str
+    kind: type                            # bool, int, float or str
     default: object                       # None: filled at run time (the browser's language, its default sentence)
     query: str | None = None              # URL query key; None: links do not carry it
     label: str | None = None              # catalog key of the widget's label
     help: str | None = None               # catalog key of the widget's help text
-    bounds: tuple[int, int] | None = None  # an int's inclusive range
-    step: int = 1                         # an int's step within its range
+    bounds: tuple[float, float] | None = None  # a number's inclusive range
+    step: float = 1                       # a number's step within its range (a slider's grid)
     options: tuple = ()                   # the values allowed (an int not among them snaps to the nearest)
     max_chars: int | None = None          # a text's longest length
 
@@ -49,6 +51,15 @@ TABLES = Setting("tables", bool, False, None, "common.tables", "common.tables_he
 SETTINGS: tuple[Setting, ...] = (LANG, H, D_HEAD, FIXED, D_MODEL, H_DIV, SENTENCE, WEIGHT_MODE, SEED, CAUSAL, HEAD,
                                  TABLES)
 DEFAULTS: dict[str, object] = {s.key: s.default for s in SETTINGS}
+
+# The generation page's controls (its own, not shared nor linked): declared here so that a forged value (a
+# temperature of 1e-320, a top-k of -5, a seed of NaN) is clamped by the same rule as a link's (``clamp``).
+GEN_TEMPERATURE = Setting("gen_temperature", float, 1.0, None, "generate.temperature", "generate.temp_help",
+                          bounds=(0.0, 2.0), step=0.1)
+GEN_TOP_K = Setting("gen_top_k", int, DEFAULT_RECIPE.config.vocab_size, None, "generate.top_k", "generate.top_k_help",
+                    options=(1, 2, 3, 5, 10, DEFAULT_RECIPE.config.vocab_size))  # the last: no cut
+GEN_SEED = Setting("gen_seed", int, 0, None, "generate.seed", "generate.seed_help", bounds=(0, 9999))
+GENERATION: tuple[Setting, ...] = (GEN_TEMPERATURE, GEN_TOP_K, GEN_SEED)
 LINKED: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.query)  # the ones a shared link carries
 
 
@@ -84,6 +95,43 @@ def snap(value: object, options: Sequence, fallback: object = None) -> object:
     if number is None or not numeric:
         return options[0] if fallback is None else fallback
     return min(numeric, key=lambda o: abs(o - number))
+
+
+def _number(value: object) -> float | None:
+    """The finite number ``value`` holds (a number, or text that reads as one), else None (NaN, infinity, a bool,
+    None, other text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        return None
+    return number if math.isfinite(number) else None
+
+
+def clamp(setting: Setting, value: object) -> tuple[object, bool]:
+    """``value`` made valid for a numeric ``setting``, and whether it had to change: snapped to the nearest option,
+    or rounded to the step and clamped to the range; the setting's default when it holds no finite number (NaN,
+    infinity, text, None). The one rule for a link's values and for widget values a client may have forged."""
+    number = _number(value)
+    if number is None:
+        return setting.default, True
+    if setting.options:
+        clean = snap(number, setting.options)
+    elif setting.bounds is not None:
+        lo, hi = setting.bounds
+        clean = max(lo, min(hi, round(number / setting.step) * setting.step))
+    else:
+        clean = number
+    clean = int(round(clean)) if setting.kind is int else round(float(clean), 9)  # 3 × 0.1 is 0.3, not 0.300…04
+    return clean, clean != value
 
 
 def head_divisors(d_model: int) -> list[int]:

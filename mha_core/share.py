@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mha_core.settings import D_HEAD, D_MODEL, FIXED, H_DIV, LINKED, H, Setting, snap
+from mha_core.settings import D_HEAD, D_MODEL, FIXED, H_DIV, LINKED, H, Setting, clamp
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,8 @@ def _read(setting: Setting, raw: str) -> tuple[object, bool]:
     v, exact = _int(raw)
     if v is None:
         return None, True
-    if setting.options:
-        clean = int(snap(v, setting.options))
-    else:
-        lo, hi = setting.bounds or (v, v)
-        clean = max(lo, min(hi, round(v / setting.step) * setting.step))
-    return clean, clean != v or not exact
+    clean, changed = clamp(setting, v)  # the same rule as a forged widget value's (mha_core.settings.clamp)
+    return clean, changed or not exact
 
 
 def parse_query(query: Mapping[str, str]) -> Parsed:
@@ -80,5 +76,13 @@ def parse_query(query: Mapping[str, str]) -> Parsed:
 
 def to_query(state: Mapping[str, object]) -> dict[str, str]:
     """The query values that reproduce these settings (only keys present in ``state``)."""
-    return {s.query: (("1" if state[s.key] else "0") if isinstance(state[s.key], bool) else str(state[s.key]))
-            for s in LINKED if s.key in state}
+    return {s.query: _text(s, state[s.key]) for s in LINKED if s.key in state}
+
+
+def _text(setting: Setting, value: object) -> str:
+    """One setting's query value: "1"/"0" for a switch, a whole number as written (a number input's 5.0 is "5")."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if setting.kind is int:
+        return str(clamp(setting, value)[0])
+    return str(value)

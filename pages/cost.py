@@ -21,22 +21,17 @@ from mha_core.counts import (
 )
 from mha_core.errors import LabError
 from mha_core.presets import PRESET_KEYS, preset
-from mha_core.ui import bound_t, render, state, t
+from mha_core.ui import bound_t, numbers, render, state, t
+from mha_core.ui import cost as controls
 from mha_core.ui.cost import (
-    BATCH_KEY,
     BIAS_KEY,
     BYTES_PER_VALUE,
     CUSTOM,
-    D_HEAD_KEY,
-    D_MODEL_KEY,
     DTYPE_KEY,
     FIXED_KEY,
     H_DIV_KEY,
-    H_KEY,
     KV_KEY,
-    LAYERS_KEY,
     PRESET_KEY,
-    SEQ_KEY,
     fill_from_preset,
     percent,
     show_chart,
@@ -58,15 +53,15 @@ with st.container(border=True):
     with shape_col:
         fixed = st.toggle(t("cost.fixed"), key=FIXED_KEY, on_change=switch_mode, help=t("cost.fixed_help"))
         if fixed:
-            d_model = int(st.number_input("d_model", 1, 65536, step=64, key=D_MODEL_KEY, on_change=to_custom))
+            d_model = numbers.number_input(controls.D_MODEL, "d_model", increment=64, on_change=to_custom)
             options = divisors(d_model)
             state.valid_choice(H_DIV_KEY, options, options[-1])
             h = int(st.select_slider(t("cost.h"), options, key=H_DIV_KEY, on_change=to_custom,
                                      help=t("cost.h_div_help")))
             d_head = d_model // h
         else:
-            h = int(st.number_input(t("cost.h"), 1, 1024, key=H_KEY, on_change=to_custom))
-            d_head = int(st.number_input("d_head", 1, 1024, key=D_HEAD_KEY, on_change=to_custom))
+            h = numbers.number_input(controls.H, t("cost.h"), on_change=to_custom)
+            d_head = numbers.number_input(controls.D_HEAD, "d_head", on_change=to_custom)
             d_model = h * d_head
     with kv_col:
         kv_options = divisors(h)[::-1]
@@ -75,12 +70,11 @@ with st.container(border=True):
             t("cost.kv"), kv_options, key=KV_KEY, on_change=to_custom, help=t("cost.kv_help"),
             format_func=lambda n, h=h: bound(f"cost.kv_{attention_kind(h, n).lower()}", g=n, h=h, r=h // n),
         ))
-        layers = int(st.number_input(t("cost.layers"), 1, 256, key=LAYERS_KEY, on_change=to_custom))
+        layers = numbers.number_input(controls.LAYERS, t("cost.layers"), on_change=to_custom)
         bias = st.toggle(t("cost.bias"), key=BIAS_KEY, on_change=to_custom, help=t("cost.bias_help"))
     with load_col:
-        seq_len = int(st.number_input(t("cost.seq_len"), 1, 1 << 20, step=512, key=SEQ_KEY,
-                                      help=t("cost.seq_help")))
-        batch = int(st.number_input(t("cost.batch"), 1, 4096, key=BATCH_KEY))
+        seq_len = numbers.number_input(controls.SEQ, t("cost.seq_len"), increment=512, help=t("cost.seq_help"))
+        batch = numbers.number_input(controls.BATCH, t("cost.batch"))
         dtype = st.radio(t("cost.dtype"), tuple(BYTES_PER_VALUE), key=DTYPE_KEY, horizontal=True,
                          format_func=lambda k: bound(f"cost.dtype_{k}"))
 

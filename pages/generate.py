@@ -6,8 +6,9 @@ from mha_core import toy
 from mha_core.charts import generate as charts
 from mha_core.charts import toy as toy_charts
 from mha_core.errors import LabError
+from mha_core.settings import GEN_SEED, GEN_TEMPERATURE, GEN_TOP_K
 from mha_core.ui import generate as ui
-from mha_core.ui import render, t
+from mha_core.ui import numbers, render, t
 from mha_core.ui.i18n import bound_t
 from mha_core.units import format_bytes, format_params, head_name
 
@@ -31,11 +32,16 @@ with tabs[0]:
         with st.container(border=True):
             st.text_input(t("generate.prompt"), key=ui.PROMPT_KEY, max_chars=200,
                           help=t("generate.prompt_help", top=cfg.vocab_size - 1))
+            clamped = ui.clean_controls()  # a forged value (temperature 1e-320, seed NaN …) made valid first
             c1, c2, c3 = st.columns([3, 3, 2])
-            c1.slider(t("generate.temperature"), 0.0, 2.0, step=0.1, key=ui.TEMP_KEY, help=t("generate.temp_help"))
-            c2.select_slider(t("generate.top_k"), ui.TOP_KS, key=ui.TOPK_KEY, help=t("generate.top_k_help"),
+            c1.slider(t(GEN_TEMPERATURE.label), *GEN_TEMPERATURE.bounds, step=GEN_TEMPERATURE.step,
+                      key=GEN_TEMPERATURE.key, help=t(GEN_TEMPERATURE.help))
+            c2.select_slider(t(GEN_TOP_K.label), ui.TOP_KS, key=GEN_TOP_K.key, help=t(GEN_TOP_K.help),
                              format_func=lambda k: bound("generate.top_k_all", n=k) if k == ui.TOP_KS[-1] else str(k))
-            c3.number_input(t("generate.seed"), 0, 9999, step=1, key=ui.SEED_KEY, help=t("generate.seed_help"))
+            numbers.number_input(GEN_SEED, t(GEN_SEED.label), container=c3, help=t(GEN_SEED.help))
+            if clamped:
+                st.info(t("generate.clamped", names=t("generate.list_sep").join(t(k) for k in clamped)),
+                        icon=":material/tune:")
         try:
             prompt = ui.prompt()
         except LabError as err:

@@ -6,7 +6,7 @@ from mha_core import toy
 from mha_core.charts import toy as charts
 from mha_core.errors import LabError
 from mha_core.ui import heads as ui
-from mha_core.ui import render, state, t
+from mha_core.ui import numbers, render, state, t
 from mha_core.ui.i18n import bound_t
 from mha_core.units import head_name
 
@@ -87,7 +87,7 @@ with tabs[1]:
         layers = c3.select_slider(t("heads.t_layers"), toy.LAYER_CHOICES, key=ui.LAYERS_KEY)
         c4, c5 = st.columns([3, 1])
         steps = c4.slider(t("heads.t_steps"), toy.STEP_SIZE, toy.MAX_STEPS, step=toy.STEP_SIZE, key=ui.STEPS_KEY)
-        seed = c5.number_input(t("heads.t_seed"), 0, 9999, step=1, key=ui.SEED_KEY)
+        seed = numbers.number_input(ui.SEED, t("heads.t_seed"), container=c5)
         recipe = toy.get_task(task)
         st.caption(t("heads.t_shape", d_head=int(d_model) // int(n_heads), batch=recipe.batch, lr=recipe.lr))
         settings = toy.TrainSettings(int(d_model), int(n_heads), int(layers), int(steps), int(seed), task)

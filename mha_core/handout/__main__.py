@@ -1,6 +1,7 @@
 """CLI: ``python -m mha_core.handout --lang zh|en [--h 2 --d-head 2 --sentence "..."] -o FILE.pdf``.
 
-Bad arguments or an unwritable output print one translated line on stderr and exit with code 2 (no traceback).
+Bad arguments or an unwritable output print one translated line on stderr and exit with code 2 (no traceback);
+the PDF is written whole or not at all (mha_core.files.atomic_write).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mha_core.errors import LabError
+from mha_core.files import WriteFailed, atomic_write, check_target
 from mha_core.handout import handout_pdf
 from mha_core.i18n import DEFAULT_LANG, LANGS, translate
 
@@ -55,13 +57,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         out = Path(args.output)
-        if not out.parent.is_dir():   # before the few seconds of typesetting
-            raise LabError("handout_write", path=str(out), reason=f"{out.parent}/ ?")
-        data = handout_pdf(args.lang, args.h, args.d_head, args.sentence)
         try:
-            out.write_bytes(data)
-        except OSError as err:
-            raise LabError("handout_write", path=str(out), reason=err.strerror or type(err).__name__) from err
+            check_target(out)   # before the few seconds of typesetting
+            data = handout_pdf(args.lang, args.h, args.d_head, args.sentence)
+            atomic_write(out, data)   # whole or not at all: a full disk leaves no truncated PDF, an old one intact
+        except WriteFailed as err:
+            reason = translate(lang, f"errors.{err.key}", **err.params)
+            raise LabError("handout_write", path=str(out), reason=reason) from err
     except _Usage as err:
         print(translate(lang, "errors.handout_usage", langs="|".join(LANGS), problem=str(err)), file=sys.stderr)
         return EXIT_BAD_ARGS

@@ -2,7 +2,8 @@
 
 The language defaults to the app's default (mha_core.i18n.DEFAULT_LANG, Chinese) and the seed to 0. Help and
 messages are in the --lang language when it is a known one. Wrong arguments print one translated line on stderr
-and exit with 2 (never a traceback); a file that cannot be written exits with 1.
+and exit with 2 (never a traceback); a file that cannot be written exits with 1 and is left as it was (the
+file is written whole or not at all: mha_core.files.atomic_write).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from mha_core.errors import LabError
+from mha_core.files import WriteFailed, atomic_write
 from mha_core.i18n import DEFAULT_LANG, LANGS, translate
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.moodle import FORMATS, moodle_xml
@@ -76,9 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(translate(lang, f"errors.{err.key}", **err.params), file=sys.stderr)
         return EXIT_USAGE
     try:
-        args.out.write_bytes(data)
-    except OSError as err:
-        print(translate(lang, "errors.export_write", path=args.out, reason=err.strerror or err), file=sys.stderr)
+        atomic_write(args.out, data)  # whole or not at all: a full disk leaves no empty file, an old one intact
+    except WriteFailed as err:
+        reason = translate(lang, f"errors.{err.key}", **err.params)
+        print(translate(lang, "errors.export_write", path=args.out, reason=reason), file=sys.stderr)
         return EXIT_WRITE
     n = len(load_questions(args.lang, seed))
     print(translate(lang, "moodle.cli_written", n=n, language=args.lang, seed=seed, path=args.out))

@@ -13,6 +13,7 @@ import torch
 
 from mha_core.counts import attention_kind, kv_cache_bytes
 from mha_core.errors import LabError
+from mha_core.files import WriteFailed, atomic_write, write_failed
 from mha_core.toy import scores as sc
 from mha_core.toy.ablation import ablate, importance, pruning_curve
 from mha_core.toy.config import TrainRecipe
@@ -27,6 +28,13 @@ EXPERIMENT_OUT = {"registers": ASSETS / "heads_vs_accuracy.json", "copy": ASSETS
 
 def _print(obj: object) -> None:
     print(json.dumps(obj, indent=2))
+
+
+def _cannot_write(path: Path, err: WriteFailed) -> int:
+    """One line on stderr (this developer's command speaks English, as its JSON does) and exit code 1: the file at
+    ``path`` is as it was (mha_core.files.atomic_write)."""
+    print(f"python -m mha_core.toy: cannot write {path}: {err}", file=sys.stderr)
+    return 1
 
 
 def _recipe(n_kv_heads: int | None) -> TrainRecipe:
@@ -62,7 +70,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         out |= {"compared_with": str(args.out), "max_abs_diff": diff, "identical": diff == 0.0}
         _print(out)
         return 0 if diff == 0.0 else 1
-    save_model(model, args.out, recipe)
+    try:
+        save_model(model, args.out, recipe)
+    except WriteFailed as err:
+        return _cannot_write(args.out, err)
     _print(out | {"written": str(args.out), "bytes": args.out.stat().st_size})
     return 0
 
@@ -109,8 +120,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     """Heads-vs-accuracy sweep at fixed d_model; write the JSON result file."""
     out = args.out or EXPERIMENT_OUT[args.task]
     result = heads_vs_accuracy(args.task).to_json_dict()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out, (json.dumps(result, indent=2) + "\n").encode())
+    except OSError as err:  # mkdir's own error (a file where the folder should be, no permission)
+        return _cannot_write(out, write_failed(err, out))
+    except WriteFailed as err:
+        return _cannot_write(out, err)
     _print({"written": str(out), "task": args.task, "seconds": result["seconds"], "stats": result["stats"]})
     return 0
 

@@ -127,12 +127,15 @@ def decode_step(model: ToyTransformer, token: int, cache: KVCache | None) -> tup
 
 def _sample(logits: torch.Tensor, temperature: float, top_k: int | None,
             gen: torch.Generator) -> tuple[np.ndarray, int]:
-    """The distribution after temperature and top-k, and a token drawn from it (temperature 0: the most likely)."""
+    """The distribution after temperature and top-k, and a token drawn from it (temperature 0, or one so small that
+    the scaled logits overflow: the most likely)."""
+    scaled = logits / temperature if temperature else logits
+    if not bool(torch.isfinite(scaled).all()):  # so small a temperature (1e-320) that logits overflow: its limit,
+        temperature = 0                            # greedy decoding, instead of a distribution of NaN
     if temperature == 0:
         probs = torch.zeros_like(logits)
         probs[int(torch.argmax(logits))] = 1.0
     else:
-        scaled = logits / temperature
         if top_k is not None and top_k < scaled.numel():
             cut = torch.topk(scaled, top_k).values[-1]
             scaled = scaled.masked_fill(scaled < cut, float("-inf"))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from mha_core.errors import LabError
+from mha_core.files import atomic_write, write_failed
 from mha_core.toy.model import ToyConfig, ToyTransformer
 from mha_core.toy.train import TrainRecipe
 
@@ -18,14 +20,20 @@ DEFAULT_WEIGHTS = ASSETS / "default.pt"
 
 
 def save_model(model: ToyTransformer, path: Path, recipe: TrainRecipe | None = None) -> None:
-    """Write ``{"config", "state_dict", "recipe"}``; tensors are cloned so the file holds only the weights."""
+    """Write ``{"config", "state_dict", "recipe"}``; tensors are cloned so the file holds only the weights. The file
+    is replaced whole or not at all (WriteFailed names the reason)."""
     payload = {
         "config": model.config.to_dict(),
         "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
         "recipe": None if recipe is None else {k: v for k, v in asdict(recipe).items() if k != "config"},
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(payload, path)
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # a file where the folder should be, or no permission to create it
+        raise write_failed(err, path) from err
+    atomic_write(path, buffer.getvalue())  # a toy model is a few hundred kB; a failed write keeps the old file
 
 
 def load_model(path: Path | str) -> ToyTransformer:

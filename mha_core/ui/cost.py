@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from mha_core.presets import preset
-from mha_core.ui import render
+from mha_core.settings import Setting, clamp
+from mha_core.ui import numbers, render
 from mha_core.ui.i18n import t
 
 CUSTOM = "custom"
@@ -26,6 +27,15 @@ BIAS_KEY = "cost_bias"
 SEQ_KEY = "cost_seq"
 BATCH_KEY = "cost_batch"
 DTYPE_KEY = "cost_dtype"
+
+# The number inputs, declared as settings so that a forged value (NaN, infinity, 1e30) is clamped by the rule a
+# link's values follow (mha_core.ui.numbers); the defaults are the default preset's (KEPT below).
+D_MODEL = Setting(D_MODEL_KEY, int, 512, bounds=(1, 65536))
+H = Setting(H_KEY, int, 8, bounds=(1, 1024))
+D_HEAD = Setting(D_HEAD_KEY, int, 64, bounds=(1, 1024))
+LAYERS = Setting(LAYERS_KEY, int, 6, bounds=(1, 256))
+SEQ = Setting(SEQ_KEY, int, 1024, bounds=(1, 1 << 20))
+BATCH = Setting(BATCH_KEY, int, 1, bounds=(1, 4096))
 
 
 def _shape_of(key: str) -> dict[str, object]:
@@ -58,10 +68,12 @@ def to_custom() -> None:
 def switch_mode() -> None:
     """Fixed d_model <-> h × d_head: carry the same shape over to the other controls."""
     ss = st.session_state
-    if ss[FIXED_KEY]:
-        ss.update({D_MODEL_KEY: ss[H_KEY] * ss[D_HEAD_KEY], H_DIV_KEY: ss[H_KEY]})
+    if ss[FIXED_KEY]:  # 1024 heads of 1024 would be wider than the d_model input allows: clamped
+        h = numbers.value(H)
+        ss.update({D_MODEL_KEY: clamp(D_MODEL, h * numbers.value(D_HEAD))[0], H_DIV_KEY: h})
     else:
-        ss.update({H_KEY: ss[H_DIV_KEY], D_HEAD_KEY: ss[D_MODEL_KEY] // ss[H_DIV_KEY]})
+        h = int(ss[H_DIV_KEY])
+        ss.update({H_KEY: h, D_HEAD_KEY: clamp(D_HEAD, numbers.value(D_MODEL) // h)[0]})
 
 
 def show_chart(title: str, builder: Callable[..., object], points: Sequence, **labels: object) -> None:

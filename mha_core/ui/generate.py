@@ -14,15 +14,18 @@ import streamlit as st
 from mha_core import toy
 from mha_core.counts import attention_kind, kv_cache_bytes, param_counts
 from mha_core.errors import LabError
-from mha_core.toy.config import DEFAULT_PROMPT, DEFAULT_RECIPE
+from mha_core.settings import GEN_SEED, GEN_TEMPERATURE, GEN_TOP_K, GENERATION
+from mha_core.toy.config import DEFAULT_PROMPT
+from mha_core.ui import numbers
 from mha_core.ui.i18n import t
 from mha_core.units import head_name
 
 TAB_KEY, DEMO_KEY = "gen_tab", "gen_demo"
-PROMPT_KEY, TEMP_KEY, TOPK_KEY, SEED_KEY = "gen_prompt", "gen_temperature", "gen_top_k", "gen_seed"
+PROMPT_KEY = "gen_prompt"
+TEMP_KEY, TOPK_KEY, SEED_KEY = GEN_TEMPERATURE.key, GEN_TOP_K.key, GEN_SEED.key  # declared in mha_core.settings
 VIEW_KEY = "gen_view"                                          # whose newest query is drawn (variant index)
 SHARE_KEY, LAYER_KEY, EXAMPLE_KEY = "gen_share", "gen_layer", "gen_example"  # the sharing tab's model, layer, sequence
-TOP_KS = (1, 2, 3, 5, 10, DEFAULT_RECIPE.config.vocab_size)  # the last: no cut
+TOP_KS = GEN_TOP_K.options  # the last: no cut
 NEXT_TOP = 5  # next tokens drawn as bars under each cache
 N_VARIANTS = 3  # toy.generation.VARIANTS: MHA, GQA, MQA
 MAX_DECODED = 1024  # decoding states kept per server (each a few kB)
@@ -30,7 +33,7 @@ GROUP_COLOURS = ("blue", "orange", "green", "violet")  # Streamlit's names neare
 
 KEPT: dict[str, object] = {  # values that survive a visit to another page (state.init_state)
     TAB_KEY: None, DEMO_KEY: None,
-    PROMPT_KEY: DEFAULT_PROMPT, TEMP_KEY: 1.0, TOPK_KEY: TOP_KS[-1], SEED_KEY: 0,
+    PROMPT_KEY: DEFAULT_PROMPT, **{s.key: s.default for s in GENERATION},
     VIEW_KEY: 1, SHARE_KEY: 1, LAYER_KEY: 0, EXAMPLE_KEY: 0,
 }
 
@@ -104,24 +107,38 @@ def prompt() -> tuple[int, ...]:
     return toy.generation.prompt_ids(st.session_state.get(PROMPT_KEY, DEFAULT_PROMPT), model(0).config.n_ctx)
 
 
+def clean_controls() -> list[str]:
+    """Top of the page, before its widgets: a forged temperature, top-k or seed clamped as a link's values are;
+    returns the catalog keys of the controls' labels that had to change (for a notice)."""
+    return [s.label for s in numbers.clean_state(GENERATION)]
+
+
+def temperature() -> float:
+    """The temperature, clamped (0: greedy)."""
+    return float(numbers.value(GEN_TEMPERATURE))
+
+
 def top_k() -> int | None:
-    """The top-k setting (None: every token)."""
-    k = int(st.session_state.get(TOPK_KEY, TOP_KS[-1]))
+    """The top-k setting, snapped to its options (None: every token)."""
+    k = int(numbers.value(GEN_TOP_K))
     return None if k >= TOP_KS[-1] else k
+
+
+def seed() -> int:
+    """The seed, clamped to its range."""
+    return int(numbers.value(GEN_SEED))
 
 
 def next_probs(d: toy.generation.Demo, variant: int) -> np.ndarray:
     """The distribution the next step draws variant ``variant``'s token from (temperature and top-k applied)."""
-    ss = st.session_state
-    probs, _ = toy.generation.draw(decoded(variant, d.tokens(variant)).logits, float(ss[TEMP_KEY]), top_k(), 0)
+    probs, _ = toy.generation.draw(decoded(variant, d.tokens(variant)).logits, temperature(), top_k(), 0)
     return probs
 
 
 def step(d: toy.generation.Demo) -> toy.generation.Demo:
     """Every model draws its next token (the same random number for all: step_seed) and reads it."""
-    ss = st.session_state
-    seed = toy.generation.step_seed(int(ss[SEED_KEY]), d.steps)
-    drawn = tuple(toy.generation.draw(decoded(i, d.tokens(i)).logits, float(ss[TEMP_KEY]), top_k(), seed)[1]
+    step_seed = toy.generation.step_seed(seed(), d.steps)
+    drawn = tuple(toy.generation.draw(decoded(i, d.tokens(i)).logits, temperature(), top_k(), step_seed)[1]
                   for i in range(N_VARIANTS))
     after = d.then(drawn)
     for i in range(N_VARIANTS):

@@ -21,8 +21,9 @@ import streamlit as st
 
 from mha_core import toy
 from mha_core.charts import toy as charts
+from mha_core.settings import Setting
 from mha_core.toy.config import DEFAULT_RECIPE
-from mha_core.ui import render
+from mha_core.ui import numbers, render
 from mha_core.ui.i18n import t
 from mha_core.units import head_name
 
@@ -31,6 +32,7 @@ TAB_KEY, SRC_KEY = "heads_tab", "heads_src"                # open tab; score tab
 SEQ_KEY, GEN_KEY, TRAIN_KEY = "heads_seq", "heads_gen", "heads_train_requested"
 DM_KEY, H_KEY, LAYERS_KEY, STEPS_KEY, SEED_KEY, TASK_KEY = (  # the "train it yourself" form
     "heads_t_dm", "heads_t_h", "heads_t_layers", "heads_t_steps", "heads_t_seed", "heads_t_task")
+SEED = Setting(SEED_KEY, int, DEFAULT_RECIPE.seed, bounds=(0, 9999))  # the form's seed: a forged one is clamped
 DEFAULT_TASK = "repeat"  # mha_core.toy.tasks.DEFAULT_TASK, written here because that module loads torch (tested)
 MAX_RUNS = 16  # finished training runs kept per server (each a few hundred kB)
 
@@ -185,7 +187,7 @@ def on_generate() -> None:
 def on_task_change() -> None:
     """A new task: the form takes that task's recipe (the shape and steps that reach its target in seconds)."""
     ss = st.session_state
-    rec = toy.TrainSettings.for_task(ss[TASK_KEY], seed=int(ss.get(SEED_KEY, DEFAULT_RECIPE.seed)))
+    rec = toy.TrainSettings.for_task(ss[TASK_KEY], seed=int(numbers.value(SEED)))
     ss.update({DM_KEY: rec.d_model, H_KEY: rec.n_heads, LAYERS_KEY: rec.n_layers, STEPS_KEY: rec.steps})
 
 

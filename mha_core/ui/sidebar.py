@@ -21,7 +21,7 @@ from mha_core.settings import (
     Setting,
     head_divisors,
 )
-from mha_core.ui import compute, state
+from mha_core.ui import compute, numbers, state
 from mha_core.ui.i18n import t
 from mha_core.ui.state import carry_shape, current, on_language_change
 
@@ -65,8 +65,7 @@ def pipeline_controls() -> None:
     sb.radio(t(WEIGHT_MODE.label), WEIGHT_MODE.options, key=WEIGHT_MODE.key, format_func=mode_names.__getitem__,
              help=t(WEIGHT_MODE.help))
     if ss[WEIGHT_MODE.key] == "random":
-        sb.number_input(t(SEED.label), min_value=SEED.bounds[0], max_value=SEED.bounds[1], step=SEED.step,
-                        key=SEED.key)
+        numbers.number_input(SEED, t(SEED.label), container=sb)  # a forged NaN cannot break it
     sb.text_area(t(SENTENCE.label), key=SENTENCE.key, max_chars=SENTENCE.max_chars, height=80,
                  help=t(SENTENCE.help, max=MAX_TOKENS))
     param_panel()
