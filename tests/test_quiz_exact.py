@@ -4,6 +4,8 @@ the nearest wrong answer (bias vs no bias, h vs g, with vs without W^O). Issue 2
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -89,3 +91,34 @@ def test_a_band_is_a_third_of_the_gap_to_the_nearest_wrong_answer():
     assert answer_tolerance(Fraction(1048576), 1, [Fraction(1048577)]) == 0
     assert answer_tolerance(value, 1) == value / 200
     assert answer_tolerance(value, 1, [value + 30]) == 10
+
+
+def test_the_examples_in_hints_and_messages_are_never_an_answer():
+    """A hint's example ("1,234,567", "123 MiB") must not give away a student's answer: no example number equals
+    any numeric answer, in its stated unit or in base units, for any seed."""
+    keys = [f"quiz.{k}_{u}" for k in ("hint", "placeholder") for u in STATED]
+    keys += ["errors.quiz_exact", "errors.quiz_not_number", "moodle.count_instruction"]
+    examples = set()
+    for lang in LANGS:
+        for key in keys:
+            for token in re.findall(r"\d[\d,]*(?:\.\d+)?(?:e\d+)?", translate(lang, key)):
+                examples.add(Fraction(float(token.replace(",", ""))) if "e" in token
+                             else Fraction(token.replace(",", "")))
+    answers = set()
+    for seed in range(300):
+        for q in load_questions("en", seed):
+            if q.kind is Kind.NUMERIC:
+                answers |= {q.value, q.value / STATED[q.unit]}
+    assert not examples & answers, sorted(examples & answers)
+    assert len(examples) >= 5
+
+
+def test_the_wrong_answers_agree_with_torch():
+    """The with-bias / without-bias pair and the MHA count of a GQA layer, as torch's own modules count them."""
+    for seed in SEEDS:
+        qs = {q.id: q for q in load_questions("en", seed)}
+        plain, biased = qs["mha-params"], qs["mha-params-bias"]
+        assert plain.wrong["with_bias"] == torch_expected(replace(plain, id="mha-params-bias"))
+        assert biased.wrong["without_bias"] == torch_expected(replace(biased, id="mha-params"))
+        gqa = qs["gqa-params"]
+        assert gqa.wrong["mha_g_is_h"] == torch_expected(replace(gqa, params={**gqa.params, "g": gqa.params["h"]}))
