@@ -1,9 +1,15 @@
 """The quiz bank as Moodle XML, so a teacher can import it into the learning management system they already use.
 
-``moodle_xml(lang, seed)`` is the stable contract (the CLI ``python -m mha_core.quiz export`` and the teacher's
-download call it). Every question of the bank, in one language, grouped in one category per bank section
-(``$course$/top/MHA Lab/<section name>``), each with its bank id as ``<idnumber>``. How each kind maps (the rules
-are those of Moodle's importer, question/format/xml/format.php, and of lib/questionlib.php for the grades):
+``moodle_xml(lang, seed, variants)`` is the stable contract (the CLI ``python -m mha_core.quiz export`` and the
+teacher's download call it). Every question of the bank, in one language, grouped in one category per bank section
+(``$course$/top/MHA Lab/<section name>``), each with its bank id as ``<idnumber>``. A question whose numbers are
+drawn comes in ``variants`` versions (seeds seed, seed + 1, …, no two with the same numbers) in a sub-category of
+its own (``…/<section name>/<title>: variants``, whose info tells the teacher to add "a random question" from it),
+so that a class gets per-student numbers as in the app; the XML writes no random question itself: since Moodle
+4 a quiz's random pick is a setting of the quiz (a question set reference), and recent versions have dropped the
+old "random" question type, so a file that held one would not import everywhere. Texts
+are mha_core.quiz.media's Moodle form: no app label, Moodle's own instructions. How each kind maps (the rules are
+those of Moodle's importer, question/format/xml/format.php, and of lib/questionlib.php for the grades):
 
 - single → ``multichoice`` (single): the right option 100 %, the others 0.
 - multiple → ``multichoice`` (not single): each right option 100/k %, each wrong one −100/w %, so that ticking
