@@ -224,7 +224,7 @@ def test_the_answers_come_on_their_own_page_after_the_questions(built, lang):
     assert a_page > q_page
     ho = build_handout(lang)
     assert len(ho.questions) == len(QUESTION_IDS) == 8
-    first_prompt = " ".join(ho.questions[0].prompt.split())[:20]
+    first_prompt = " ".join(ho.questions[0].stem.split())[:20]
     assert all(first_prompt not in " ".join(p.split()) for p in pages[a_page:])   # no question on the answer page
     answer_text = " ".join(" ".join(pages[a_page:]).split())
     for q in ho.questions:
@@ -232,6 +232,19 @@ def test_the_answers_come_on_their_own_page_after_the_questions(built, lang):
             assert format_value(q.value, q.unit) in answer_text, q.id
         if q.kind is Kind.SINGLE:
             assert " ".join(q.option(q.correct[0]).text.split())[:25] in answer_text, q.id
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_printed_questions_have_no_app_label_and_one_instruction_each(built, lang):
+    """Issue 24, items 10 and 11: no "Self-test N", no "(select them in order)", each instruction printed once."""
+    text = " ".join(built[lang].text.split())
+    for label in ("Self-test", "自测题", "select them in order", "按顺序依次选择", "Answer in one or two sentences"):
+        assert label not in text, label
+    for kind in ("ordering", "text"):
+        instruction = translate(lang, f"handout.kind_{kind}")
+        n = sum(q.kind.value == kind for q in build_handout(lang).questions)
+        assert text.count(instruction) == n, instruction
+    assert text.count("用一两句话回答") <= sum(q.kind is Kind.TEXT for q in build_handout(lang).questions)
 
 
 def test_the_question_spread_covers_several_kinds():

@@ -20,9 +20,18 @@ from mha_core.quiz import Kind, Question, canonical_number, grade, load_question
 from mha_core.quiz.__main__ import main
 from mha_core.quiz.bank import structure
 from mha_core.quiz.generate import generate
+from mha_core.quiz.media import Medium, prompt_for
+from mha_core.quiz.moodle import (
+    DEFAULT_VARIANTS,
+    MAX_VARIANTS,
+    category_path,
+    grade_text,
+    moodle_xml,
+    question_count,
+    shortanswer_forms,
+    variant_seeds,
+)
 from mha_core.quiz.moodle import MOODLE_GRADES as GRADES
-from mha_core.quiz.moodle import category_path, grade_text, moodle_xml, shortanswer_forms
-from mha_core.quiz.numbers import ROUNDED_REL_TOL
 from quizhelpers import NEAR_MISS, STATED, torch_expected
 
 KIND_TYPE = {Kind.SINGLE: "multichoice", Kind.MULTIPLE: "multichoice", Kind.NUMERIC: "numerical",
@@ -62,7 +71,8 @@ def _parse(data: bytes) -> list[tuple[list[str], ET.Element]]:
 
 
 def _exported(lang: str, seed: int = 0) -> dict[str, tuple[list[str], ET.Element]]:
-    parsed = _parse(moodle_xml(lang, seed))
+    """One question per bank id: the file with one variant, the numbers of ``seed``."""
+    parsed = _parse(moodle_xml(lang, seed, variants=1))
     by_id = {_bank_id(el.findtext("idnumber")): (cat, el) for cat, el in parsed}
     assert len(by_id) == len(parsed), "two questions share an idnumber"
     return by_id
@@ -97,7 +107,7 @@ def test_every_question_of_the_bank_once_with_its_type_name_and_texts(export):
         assert el.get("type") == KIND_TYPE[q.kind], q.id
         assert el.findtext("name/text") == q.title
         assert el.find("questiontext").get("format") == "html"
-        assert el.findtext("questiontext/text").startswith(_html(q.prompt)), q.id
+        assert el.findtext("questiontext/text") == _html(prompt_for(q, Medium.MOODLE)), q.id
         assert el.findtext("generalfeedback/text").startswith(_html(q.explanation)), q.id
         assert category == ["$course$", "top", "MHA Lab", translate(lang, f"quiz.sections.{q.section}")]
 
@@ -162,8 +172,8 @@ def test_numeric_answers_are_the_cores_and_torchs_with_the_banks_tolerance(expor
         _, core = generate(entry.recipe, 0, q.id, entry.fixed)
         assert value * STATED[q.unit] == core == q.value == torch_expected(q), q.id
         assert grade(q, el.findtext("answer/text")).correct
-        assert tolerance == value * ROUNDED_REL_TOL  # the app's one tolerance, made absolute
-        assert el.findtext("questiontext/text") == _html(q.prompt)  # the text with this draw's numbers
+        assert tolerance == 0 == q.tolerance  # every answer of the bank is whole in its unit: exact (item 1)
+        assert _html(q.stem) in el.findtext("questiontext/text")  # the text with this draw's numbers
 
 
 def test_every_moodle_unit_means_what_the_app_reads(export):
@@ -271,17 +281,21 @@ def test_html_in_the_text_is_escaped_xml():
 
 
 def test_the_file_is_deterministic_utf8_with_the_declaration_first():
-    data = moodle_xml("en", 3)
-    assert data == moodle_xml("en", 3) != moodle_xml("en", 4)
+    data = moodle_xml("en", 3, 2)
+    assert data == moodle_xml("en", 3, 2) != moodle_xml("en", 4, 2)
     assert data.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<quiz>')
     assert "多头" in moodle_xml("zh").decode("utf-8")
 
 
 def test_sections_are_categories_once_each_and_slashes_survive():
     for lang in LANGS:
-        root = ET.fromstring(moodle_xml(lang))
+        root = ET.fromstring(moodle_xml(lang, variants=1))
         paths = [el.findtext("category/text") for el in root.findall("question") if el.get("type") == "category"]
         assert len(paths) == len(set(paths)) == len({q.section for q in load_questions(lang)})
+        root = ET.fromstring(moodle_xml(lang, variants=2))
+        paths = [el.findtext("category/text") for el in root.findall("question") if el.get("type") == "category"]
+        drawn = [e for e in ENTRIES.values() if e.kind is Kind.NUMERIC and e.fixed is None]
+        assert len(paths) == len(set(paths)) == len({q.section for q in load_questions(lang)}) + len(drawn)
     names = ["$course$", "top", "MHA Lab", "MQA/GQA and the KV cache", "/lead", "trail/", "1/√d_head"]
     assert _split_category(category_path(names)) == [n.strip() for n in names]
     assert category_path(["a/b", "c"]) == "a//b/c"
@@ -333,13 +347,19 @@ def test_lang_and_seed_reach_the_file(tmp_path, capsys):
     out = tmp_path / "en.xml"
     assert main(["export", "--format", "moodle", "-o", str(out), "--lang", "en", "--seed", "5"]) == 0
     assert out.read_bytes() == moodle_xml("en", 5)
-    assert capsys.readouterr().out.startswith("Wrote ")
+    assert capsys.readouterr().out.startswith(f"Wrote {question_count('en', 5)} questions ")
+    assert main(["export", "--format", "moodle", "-o", str(out), "--lang", "en", "--seed", "5", "--variants", "3"]) == 0
+    assert out.read_bytes() == moodle_xml("en", 5, 3) != moodle_xml("en", 5)
+    assert "3 variants" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("args,key", [
     (["export", "--format", "moodle", "-o", "{out}", "--seed", "x"], "export_seed"),
     (["export", "--format", "moodle", "-o", "{out}", "--seed", "-1"], "export_seed"),
     (["export", "--format", "moodle", "-o", "{out}", "--lang", "fr"], "export_lang"),
+    (["export", "--format", "moodle", "-o", "{out}", "--variants", "0"], "export_variants"),
+    (["export", "--format", "moodle", "-o", "{out}", "--variants", "2.5"], "export_variants"),
+    (["export", "--format", "moodle", "-o", "{out}", "--variants", str(MAX_VARIANTS + 1)], "export_variants"),
     (["export", "--format", "moodle"], "export_usage"),
     (["export", "--format", "moodle", "-o", "{out}", "--colour"], "export_usage"),
     (["import", "--format", "moodle", "-o", "{out}"], "export_usage"),
@@ -350,7 +370,8 @@ def test_bad_arguments_exit_2_with_one_translated_line(tmp_path, capsys, args, k
     assert main([a.format(out=out) for a in args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith(translate(DEFAULT_LANG, f"errors.{key}", got="\x00", langs="", usage="").split("\x00")[0])
+    expected = translate(DEFAULT_LANG, f"errors.{key}", got="\x00", langs="", usage="", max=MAX_VARIANTS)
+    assert err.startswith(expected.split("\x00")[0])
     assert not out.exists()
 
 
@@ -359,3 +380,73 @@ def test_messages_follow_lang_and_an_unwritable_file_exits_1(tmp_path, capsys):
     assert capsys.readouterr().err == translate("en", "errors.export_seed", got="x") + "\n"
     assert main(["export", "--format", "moodle", "-o", str(tmp_path / "no" / "x.xml"), "--lang", "en"]) == 1
     assert capsys.readouterr().err.startswith("Could not write ")
+
+
+# --- per-student variants (issue 24) ---
+
+def test_each_drawn_question_comes_in_variants_in_its_own_category():
+    """A class gets per-student numbers: every drawn question as DEFAULT_VARIANTS distinct draws in a category of
+    its own under its section (for a quiz's "random question"), each variant the bank's question for its seed,
+    with the right answer, exact; every other question once, in its section, as with one variant."""
+    for lang in LANGS:
+        parsed = _parse(moodle_xml(lang))
+        single = _exported(lang, 0)
+        by_bank: dict[str, list[tuple[list[str], ET.Element]]] = {}
+        for cat, el in parsed:
+            by_bank.setdefault(_bank_id(el.findtext("idnumber")), []).append((cat, el))
+        assert len({el.findtext("idnumber") for _, el in parsed}) == len(parsed)
+        for qid, entry in ENTRIES.items():
+            items = by_bank[qid]
+            section = translate(lang, f"quiz.sections.{entry.section}")
+            if entry.kind is not Kind.NUMERIC or entry.fixed is not None:
+                assert len(items) == 1 and ET.tostring(items[0][1]) == ET.tostring(single[qid][1]), qid
+                continue
+            seeds = variant_seeds(qid, 0, DEFAULT_VARIANTS)
+            assert len(items) == len(seeds) == DEFAULT_VARIANTS, qid
+            folders = {tuple(cat) for cat, _ in items}
+            assert len(folders) == 1 and list(folders.pop())[:4] == ["$course$", "top", "MHA Lab", section]
+            drawn = set()
+            for (_, el), seed in zip(items, seeds, strict=True):
+                q = next(x for x in load_questions(lang, seed) if x.id == qid)
+                assert el.findtext("idnumber") == f"mha-{qid}-seed{seed}"
+                value, tolerance = _answer_value(el)
+                assert value * STATED[q.unit] == q.value == torch_expected(q) and tolerance == 0
+                assert el.findtext("questiontext/text") == _html(prompt_for(q, Medium.MOODLE))
+                drawn.add(tuple(sorted(q.params.items())))
+            assert len(drawn) == len(items), f"{qid}: two variants with the same numbers"
+
+
+def test_a_variant_category_tells_the_teacher_how_to_use_it():
+    root = ET.fromstring(moodle_xml("en", variants=3))
+    infos = [el.findtext("info/text") for el in root.findall("question") if el.get("type") == "category"]
+    assert [i for i in infos if i] and all("random question" in i for i in infos if i)
+
+
+def test_variants_are_checked():
+    for bad in (0, -1, MAX_VARIANTS + 1, "x", True):
+        with pytest.raises(LabError) as err:
+            moodle_xml("en", variants=bad)
+        assert err.value.key == "export_variants"
+    assert question_count("en", 0, 1) == len(structure()[1])
+
+
+# --- the text per medium (issue 24, items 10, 11, 26) ---
+
+def test_moodle_texts_carry_moodles_instructions_once_and_no_app_label():
+    for lang in LANGS:
+        app_ordering = translate(lang, "quiz.order_label")
+        for q in load_questions(lang, 0):
+            text = prompt_for(q, Medium.MOODLE)
+            assert q.label not in text if q.label else True
+            assert ("Self-test" not in text) and ("自测题" not in text), q.id
+            assert "select them in order" not in text.lower() and "按顺序依次选择" not in text, q.id
+            assert app_ordering not in text
+            for key in ("moodle.order_instruction", "moodle.text_instruction", "moodle.count_instruction",
+                        "quiz.instruction_text"):
+                assert text.count(translate(lang, key)) <= 1, (q.id, key)
+            wants = {Kind.ORDERING: "moodle.order_instruction", Kind.TEXT: "moodle.text_instruction"}.get(q.kind)
+            if q.kind is Kind.NUMERIC and q.unit == "count":
+                wants = "moodle.count_instruction"
+            if wants:
+                assert text.endswith(translate(lang, wants)), (q.id, text)
+    assert "K" in translate("en", "moodle.count_instruction") and "M" in translate("zh", "moodle.count_instruction")

@@ -34,6 +34,7 @@ from mha_core.quiz import (
     valid_student_id,
 )
 from mha_core.quiz.bank import TEACHING_PAGES, BankError, _check_accepted, _entry
+from mha_core.quiz.numbers import answer_tolerance
 from mha_core.quiz.short import MAX_SHORT, clean, match, normalise
 from mha_core.ui.nav import PAGES
 from quizhelpers import GIB, MIB, NEAR_MISS, STATED, short_text, torch_expected, typed
@@ -171,8 +172,10 @@ def test_byte_answers_accept_other_units(seed):
 
 
 def test_rounded_answers_only_with_a_coarser_scale():
+    """A non-whole answer (none in the bank today) may be typed rounded, with a coarser scale only."""
     q = next(q for q in numeric("en") if q.id == "wo-params")
-    q = Question(**{**q.__dict__, "value": Fraction(1048576)})
+    value = Fraction(2097153, 2)  # 1,048,576.5
+    q = Question(**{**q.__dict__, "value": value, "tolerance": answer_tolerance(value, 1)})
     assert grade(q, "1.05M") and grade(q, "1.049 M") and grade(q, "1048.6K") and grade(q, "104.86万")
     assert not grade(q, "1M") and not grade(q, "1.1M") and not grade(q, "1048575") and not grade(q, "1048580")
     assert grade(q, "1.05M").canonical == "1050000"

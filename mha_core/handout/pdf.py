@@ -25,6 +25,7 @@ from mha_core.handout.worked import DECIMALS, fmt_rows
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import MAX_TOKENS
 from mha_core.quiz import Kind, Question, format_value
+from mha_core.quiz.media import Medium, prompt_for
 
 FONT = "noto"
 FONT_FILE = "NotoSansCJK-Regular.ttc"
@@ -360,7 +361,7 @@ def _questions(pdf: HandoutPDF, ho: Handout) -> None:
     _heading(pdf, pdf.t("handout.questions_title"))
     _para(pdf, pdf.t("handout.questions_lead", n=len(ho.questions)), size=SMALL, color=GREY)
     for i, (q, order) in enumerate(zip(ho.questions, ho.orders, strict=True), start=1):
-        lines = [(f"**{i}.** {q.prompt}", BODY, BLACK, 0.0, 0.4),
+        lines = [(f"**{i}.** {prompt_for(q, Medium.PRINT)}", BODY, BLACK, 0.0, 0.4),
                  (pdf.t(f"handout.kind_{q.kind.value}", n=len(q.options)), SMALL, GREY, 5.0, 0.6),
                  *((f"{LETTERS[j]}. {q.option(oid).text}", BODY, BLACK, 5.0, 0.3) for j, oid in enumerate(order))]
         space = 9.0 if q.kind is Kind.TEXT else 3.5 if q.kind is Kind.NUMERIC else 0.0

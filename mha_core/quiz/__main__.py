@@ -1,6 +1,9 @@
-"""Command line: ``python -m mha_core.quiz export --format moodle -o FILE.xml [--lang zh|en] [--seed N]``.
+"""Command line: ``python -m mha_core.quiz export --format moodle -o FILE.xml [--lang zh|en] [--seed N]
+[--variants V]``.
 
-The language defaults to the app's default (mha_core.i18n.DEFAULT_LANG, Chinese) and the seed to 0. Help and
+The language defaults to the app's default (mha_core.i18n.DEFAULT_LANG, Chinese), the seed to 0 and the variants
+to mha_core.quiz.moodle.DEFAULT_VARIANTS (each calculation question drawn for the seeds N, N + 1, …; 1 = the seed's
+numbers only). Help and
 messages are in the --lang language when it is a known one. Wrong arguments print one translated line on stderr
 and exit with 2 (never a traceback); a file that cannot be written exits with 1 and is left as it was (the
 file is written whole or not at all: mha_core.files.atomic_write).
@@ -17,11 +20,11 @@ from typing import NoReturn
 from mha_core.errors import LabError
 from mha_core.files import WriteFailed, atomic_write
 from mha_core.i18n import DEFAULT_LANG, LANGS, translate
-from mha_core.quiz.bank import load_questions
-from mha_core.quiz.moodle import FORMATS, moodle_xml
+from mha_core.quiz.moodle import DEFAULT_VARIANTS, FORMATS, MAX_VARIANTS, check_variants, moodle_xml, question_count
 
 PROG = "python -m mha_core.quiz"
-USAGE = f"{PROG} export --format {'|'.join(FORMATS)} -o FILE.xml [--lang {'|'.join(LANGS)}] [--seed N]"
+USAGE = (f"{PROG} export --format {'|'.join(FORMATS)} -o FILE.xml [--lang {'|'.join(LANGS)}] [--seed N] "
+         f"[--variants 1..{MAX_VARIANTS}]")
 EXIT_USAGE, EXIT_WRITE = 2, 1
 
 
@@ -55,6 +58,8 @@ def _parser(lang: str) -> _Parser:
     p.add_argument("--lang", default=DEFAULT_LANG, metavar="|".join(LANGS),
                    help=text("moodle.cli_lang", langs=", ".join(LANGS), default=DEFAULT_LANG))
     p.add_argument("--seed", default="0", metavar="N", help=text("moodle.cli_seed", default=0))
+    p.add_argument("--variants", default=str(DEFAULT_VARIANTS), metavar="V",
+                   help=text("moodle.cli_variants", default=DEFAULT_VARIANTS))
     return parser
 
 
@@ -73,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.format not in FORMATS:
             raise LabError("export_format", got=args.format, formats=", ".join(FORMATS))
         seed = _seed(args.seed)
-        data = moodle_xml(args.lang, seed)
+        variants = check_variants(args.variants)
+        data = moodle_xml(args.lang, seed, variants)
     except LabError as err:
         print(translate(lang, f"errors.{err.key}", **err.params), file=sys.stderr)
         return EXIT_USAGE
@@ -83,8 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         reason = translate(lang, f"errors.{err.key}", **err.params)
         print(translate(lang, "errors.export_write", path=args.out, reason=reason), file=sys.stderr)
         return EXIT_WRITE
-    n = len(load_questions(args.lang, seed))
-    print(translate(lang, "moodle.cli_written", n=n, language=args.lang, seed=seed, path=args.out))
+    n = question_count(args.lang, seed, variants)
+    print(translate(lang, "moodle.cli_written", n=n, language=args.lang, seed=seed, variants=variants, path=args.out))
     return 0
 
 

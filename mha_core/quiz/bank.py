@@ -7,14 +7,16 @@ import functools
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 
 from mha_core.i18n import LANGS, cite_style
 from mha_core.presets import PRESET_KEYS, preset
-from mha_core.quiz.generate import RECIPES, generate, text_fields
+from mha_core.quiz.generate import RECIPES, generate, text_fields, wrong_answers
+from mha_core.quiz.media import Medium, compose
 from mha_core.quiz.model import Kind, Option, Question
-from mha_core.quiz.numbers import UNITS, format_value
+from mha_core.quiz.numbers import UNITS, answer_tolerance, format_value
 from mha_core.quiz.short import normalise
 from mha_core.sources import render_citations
 
@@ -113,8 +115,9 @@ def _texts(lang: str) -> Mapping[str, Mapping]:
             need.add("options")
         if e.kind is Kind.SHORT:
             need.add("accept")
-        if set(t) != need or set(t.get("options", {})) != set(e.options):
-            raise BankError(f"{lang}.toml [{e.id}] needs exactly {sorted(need)} and options {list(e.options)}")
+        if set(t) - {"label"} != need or set(t.get("options", {})) != set(e.options):
+            raise BankError(f"{lang}.toml [{e.id}] needs exactly {sorted(need)} (and may have a label) and options "
+                            f"{list(e.options)}")
         if e.kind is Kind.SHORT:
             _check_accepted(e, lang, t["accept"])
     return MappingProxyType(texts)
@@ -148,20 +151,26 @@ def _question(e: Entry, lang: str, seed: int) -> Question:
     t = _texts(lang)[e.id]
     params: Mapping[str, int] = MappingProxyType({})
     value = None
+    wrong: Mapping[str, Fraction] = MappingProxyType({})
+    tolerance = Fraction(0)
     prompt, explanation = t["prompt"], t["explanation"]
     shown = {**(preset_fields(e.preset) if e.preset else {}), **text_fields(e.id)}  # texts only, never params
     if e.kind is Kind.NUMERIC:
         params, value = generate(e.recipe, seed, e.id, e.fixed)
+        wrong = wrong_answers(e.recipe, params)
+        tolerance = answer_tolerance(value, UNITS[e.unit].scale, wrong.values())
         prompt = prompt.format(**params, **shown)
         explanation = explanation.format(**params, **shown, answer=format_value(value, e.unit))
     if shown:
         prompt, explanation = prompt.format(**shown), explanation.format(**shown)
+    label = t.get("label", "")
     return Question(
-        id=e.id, kind=e.kind, lang=lang, title=t["title"].format(**params, **shown), prompt=prompt,
+        id=e.id, kind=e.kind, lang=lang, title=t["title"].format(**params, **shown),
+        prompt=compose(lang, Medium.APP, e.kind, prompt, label, e.unit), stem=prompt, label=label,
         explanation=explanation, section=e.section, teaches=e.teaches,
         options=tuple(Option(o, t["options"][o].format(**shown) if shown else t["options"][o]) for o in e.options),
         correct=e.correct,
-        value=value, unit=e.unit, params=params,
+        value=value, unit=e.unit, params=params, tolerance=tolerance, wrong=wrong,
         model_answer=t.get("model_answer", "").format(**shown) if shown else t.get("model_answer", ""),
         accepted=tuple(t.get("accept", ())),
     )

@@ -1,8 +1,10 @@
 """Numeric questions: draw a layer shape from a seed, and compute the answer with mha_core.counts.
 
 Answers are never stored: each recipe's ``value`` calls the same counting functions the other pages
-use. Draws are chosen so that answers in the stated unit are whole numbers (tests check many seeds), and a
-question that says GQA draws 1 < g < h (g = 1 would be MQA, g = h MHA).
+use, and its ``wrong`` the documented wrong answers a student is likely to give (bias vs no bias, h vs g, with or
+without W^O, …), computed the same way, so that no answer band may ever cover one of them. Draws are chosen so
+that answers in the stated unit are whole numbers (tests check many seeds), and a question that says GQA draws
+1 < g < h (g = 1 would be MQA, g = h MHA).
 
 ``text_fields`` gives the figures some texts quote from published models (mha_core.presets): computed, never typed.
 """
@@ -25,10 +27,12 @@ Params = Mapping[str, int]
 
 @dataclass(frozen=True)
 class Recipe:
-    """How to draw a question's numbers (``draw``) and compute its answer from them (``value``)."""
+    """How to draw a question's numbers (``draw``), compute its answer from them (``value``) and the documented
+    wrong answers (``wrong``: misconception → value, in base units)."""
 
     draw: Callable[[random.Random], dict[str, int]]
     value: Callable[[Params], Fraction]
+    wrong: Callable[[Params], dict[str, Fraction]]
 
 
 def _shape(rng: random.Random) -> dict[str, int]:
@@ -82,17 +86,76 @@ def _cache(p: Params, kv_heads: int) -> int:
                           seq_len=p["seq_len"], batch=p.get("batch", 1))
 
 
+def _params(p: Params, *, g: str = "h", bias: bool = False) -> Fraction:
+    """W_Q, W_K, W_V, W_O together, with ``g`` K/V heads (a key of p), as mha_core.counts counts them."""
+    return Fraction(param_counts(p["d_model"], p["h"], n_kv_heads=p[g], bias=bias)["total"])
+
+
+def _no_wo(p: Params, *, g: str = "h", bias: bool = False) -> Fraction:
+    """The same count without W^O (a student who stops at the concatenation)."""
+    counts = param_counts(p["d_model"], p["h"], n_kv_heads=p[g], bias=bias)
+    return Fraction(counts["total"] - counts["o"])
+
+
+def _wrong_d_head(p: Params) -> dict[str, Fraction]:
+    return {"not_split": Fraction(p["d_model"]), "times_h": Fraction(p["d_model"] * p["h"]),
+            "h_itself": Fraction(p["h"])}
+
+
+def _wrong_mha(p: Params) -> dict[str, Fraction]:
+    per_head = param_counts(p["d_model"], 1, d_head=p["d_model"])["total"]  # "every head has full matrices"
+    return {"with_bias": _params(p, bias=True), "without_wo": _no_wo(p), "full_per_head": Fraction(p["h"] * per_head)}
+
+
+def _wrong_mha_bias(p: Params) -> dict[str, Fraction]:
+    return {"without_bias": _params(p), "without_wo": _no_wo(p, bias=True),
+            "weights_bias_only_qkv": _params(p, bias=True) - p["d_model"]}
+
+
+def _wrong_wo(p: Params) -> dict[str, Fraction]:
+    counts = param_counts(p["d_model"], p["h"])
+    return {"one_head_slice": Fraction(counts["o"] // p["h"]), "all_four": Fraction(counts["total"]),
+            "with_bias": Fraction(param_counts(p["d_model"], p["h"], bias=True)["o"])}
+
+
+def _wrong_gqa(p: Params) -> dict[str, Fraction]:
+    mqa = {**p, "one": 1}
+    return {"mha_g_is_h": _params(p), "mqa_g_is_1": _params(mqa, g="one"), "with_bias": _params(p, g="g", bias=True),
+            "without_wo": _no_wo(p, g="g")}
+
+
+def _wrong_cache(p: Params, kv: str, other: str | None) -> dict[str, Fraction]:
+    """K only, fp32 instead of fp16 or without the batch; the other head count (h instead of g) where there is one."""
+    right = _cache(p, p[kv])
+    out = {"k_only": Fraction(right, 2), "fp32": Fraction(2 * right),
+           "no_batch": Fraction(_cache({**p, "batch": 1}, p[kv]))}
+    if other:
+        out[f"{other}_heads"] = Fraction(_cache(p, p[other]))
+    return {k: v for k, v in out.items() if v != right}
+
+
+def _wrong_ratio(p: Params) -> dict[str, Fraction]:
+    return {"inverted": Fraction(p["g"], p["h"]), "mqa_h": Fraction(p["h"]), "g_itself": Fraction(p["g"])}
+
+
 RECIPES: Mapping[str, Recipe] = MappingProxyType({
-    "d_head": Recipe(_shape, _d_head),
-    "mha_params": Recipe(_shape, lambda p: Fraction(param_counts(p["d_model"], p["h"])["total"])),
-    "mha_params_bias": Recipe(_shape, lambda p: Fraction(param_counts(p["d_model"], p["h"], bias=True)["total"])),
-    "wo_params": Recipe(_shape, lambda p: Fraction(param_counts(p["d_model"], p["h"])["o"])),
-    "gqa_params": Recipe(_grouped, lambda p: Fraction(param_counts(p["d_model"], p["h"], n_kv_heads=p["g"])["total"])),
-    "kv_mha": Recipe(_cache_mha, lambda p: Fraction(_cache(p, p["h"]))),
-    "kv_gqa": Recipe(_cache_gqa, lambda p: Fraction(_cache(p, p["g"]))),
-    "kv_long": Recipe(_cache_long, lambda p: Fraction(_cache(p, p["g"]))),
-    "kv_ratio": Recipe(_ratio, lambda p: Fraction(_cache(p, p["h"]), _cache(p, p["g"]))),
+    "d_head": Recipe(_shape, _d_head, _wrong_d_head),
+    "mha_params": Recipe(_shape, lambda p: _params(p), _wrong_mha),
+    "mha_params_bias": Recipe(_shape, lambda p: _params(p, bias=True), _wrong_mha_bias),
+    "wo_params": Recipe(_shape, lambda p: Fraction(param_counts(p["d_model"], p["h"])["o"]), _wrong_wo),
+    "gqa_params": Recipe(_grouped, lambda p: _params(p, g="g"), _wrong_gqa),
+    "kv_mha": Recipe(_cache_mha, lambda p: Fraction(_cache(p, p["h"])), lambda p: _wrong_cache(p, "h", None)),
+    "kv_gqa": Recipe(_cache_gqa, lambda p: Fraction(_cache(p, p["g"])), lambda p: _wrong_cache(p, "g", "h")),
+    "kv_long": Recipe(_cache_long, lambda p: Fraction(_cache(p, p["g"])), lambda p: _wrong_cache(p, "g", "h")),
+    "kv_ratio": Recipe(_ratio, lambda p: Fraction(_cache(p, p["h"]), _cache(p, p["g"])), _wrong_ratio),
 })
+
+
+def wrong_answers(recipe: str, params: Params) -> Mapping[str, Fraction]:
+    """The documented wrong answers for these numbers (misconception → value in base units), never the right one."""
+    r = RECIPES[recipe]
+    right = r.value(params)
+    return MappingProxyType({k: v for k, v in r.wrong(params).items() if v != right})
 
 
 def generate(recipe: str, seed: int, question_id: str, fixed: Params | None = None) -> tuple[Params, Fraction]:

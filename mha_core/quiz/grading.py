@@ -62,7 +62,7 @@ def _numeric(q: Question, answer: object) -> tuple[bool, str, str]:
         raise TypeError("a numeric answer is the text the student typed")
     assert q.value is not None
     parsed = parse_number(answer, q.unit)
-    return matches(parsed, q.value), canonical_number(parsed.value), canonical_number(q.value)
+    return matches(parsed, q.value, q.tolerance), canonical_number(parsed.value), canonical_number(q.value)
 
 
 def _text(q: Question, answer: object) -> tuple[bool, str, str]:
@@ -92,14 +92,15 @@ def grade(question: Question, answer: object) -> Grade:
     """Whether ``answer`` is right, as a Grade (truthy when right) with the answer's canonical form.
 
     Answers by kind: single → option id; multiple → collection of option ids; numeric → the typed
-    string (separators, exponents, full-width digits, K/M/G or KiB/MiB/GiB as the question states);
+    string (separators, exponents, full-width digits, K/M/G or KiB/MiB/GiB as the question states; a whole-number
+    answer only exactly, a rounded "4.19M" is refused with quiz_exact);
     ordering → sequence of item ids, first to last; text → SelfMark(text, correct), the student's own
     verdict after reading the model answer; short → the typed string, right when it matches an accepted form
     after mha_core.quiz.short.normalise (case, width, blanks, sub/superscript marks). Canonical forms: option
     id; sorted ids joined by ","; the number in base units ("1048576"); ids joined by ">"; "self:right" /
     "self:wrong"; a short answer's id when right (the same in every language), else the text as typed
     (mha_core.quiz.short.clean: blanks collapsed, capped).
-    Bad input raises LabError (quiz_empty, quiz_not_number, quiz_bad_unit, quiz_unknown_option,
+    Bad input raises LabError (quiz_empty, quiz_not_number, quiz_bad_unit, quiz_exact, quiz_unknown_option,
     quiz_order_incomplete) and grades nothing; a wrong Python type raises TypeError.
     """
     correct, canonical, expected = _GRADERS[question.kind](question, answer)

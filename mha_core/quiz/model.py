@@ -32,14 +32,15 @@ class Option:
 class Question:
     """One question in one language. ``correct`` holds option ids (single/multiple), the item order
     (ordering) or a short answer's id (its language-free form, e.g. "W^O"); ``value`` is a numeric question's
-    answer in base units, computed at load time; ``accepted`` are a short answer's forms in this language, the
+    answer in base units, computed at load time, with its ``tolerance`` and the documented ``wrong`` answers
+    (misconception → value); ``accepted`` are a short answer's forms in this language, the
     one shown as the right answer first."""
 
     id: str
     kind: Kind
     lang: str
     title: str          # a few words, for the summary and a teacher's dashboard
-    prompt: str         # markdown
+    prompt: str         # markdown, as the app shows it (label, stem, the app's instruction: mha_core.quiz.media)
     explanation: str    # markdown, shown after grading
     section: str        # the part of the knowledge point it checks (assets/quiz/bank.toml)
     teaches: str        # key of the page that teaches the point (mha_core.ui.nav)
@@ -47,9 +48,13 @@ class Question:
     correct: tuple[str, ...] = ()
     value: Fraction | None = None
     unit: str = ""
+    tolerance: Fraction = Fraction(0)  # a numeric answer's band in base units (numbers.answer_tolerance)
+    wrong: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))  # documented wrong answers
     model_answer: str = ""
     accepted: tuple[str, ...] = ()
     params: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    stem: str = ""      # the question alone: no label, no instruction (printed and exported: media.prompt_for)
+    label: str = ""     # the app's name for a self-test question ("Self-test 2"), shown in the app only
 
     def option(self, option_id: str) -> Option:
         """The option with this id (KeyError if there is none)."""

@@ -1,9 +1,15 @@
 """The quiz bank as Moodle XML, so a teacher can import it into the learning management system they already use.
 
-``moodle_xml(lang, seed)`` is the stable contract (the CLI ``python -m mha_core.quiz export`` and the teacher's
-download call it). Every question of the bank, in one language, grouped in one category per bank section
-(``$course$/top/MHA Lab/<section name>``), each with its bank id as ``<idnumber>``. How each kind maps (the rules
-are those of Moodle's importer, question/format/xml/format.php, and of lib/questionlib.php for the grades):
+``moodle_xml(lang, seed, variants)`` is the stable contract (the CLI ``python -m mha_core.quiz export`` and the
+teacher's download call it). Every question of the bank, in one language, grouped in one category per bank section
+(``$course$/top/MHA Lab/<section name>``), each with its bank id as ``<idnumber>``. A question whose numbers are
+drawn comes in ``variants`` versions (seeds seed, seed + 1, …, no two with the same numbers) in a sub-category of
+its own (``…/<section name>/<title>: variants``, whose info tells the teacher to add "a random question" from it),
+so that a class gets per-student numbers as in the app; the XML writes no random question itself: since Moodle
+4 a quiz's random pick is a setting of the quiz (a question set reference), and recent versions have dropped the
+old "random" question type, so a file that held one would not import everywhere. Texts
+are mha_core.quiz.media's Moodle form: no app label, Moodle's own instructions. How each kind maps (the rules are
+those of Moodle's importer, question/format/xml/format.php, and of lib/questionlib.php for the grades):
 
 - single → ``multichoice`` (single): the right option 100 %, the others 0.
 - multiple → ``multichoice`` (not single): each right option 100/k %, each wrong one −100/w %, so that ticking
@@ -11,9 +17,11 @@ are those of Moodle's importer, question/format/xml/format.php, and of lib/quest
   answer key that needs another share is refused here (``ValueError``), never rounded.
 - numeric → ``numerical``: the text with the numbers drawn for ``seed``; the answer computed by mha_core.counts,
   written in the question's stated unit (MiB, GiB, ×, or a plain count); the other units the app accepts for it
-  are Moodle ``<units>`` with their multipliers (optional for the student, not graded). The app's one tolerance is
-  relative (ROUNDED_REL_TOL, for answers rounded on purpose: "1.05M"); Moodle's is absolute and cannot tell a
-  rounded answer from one typed in full, so the export gives ROUNDED_REL_TOL × the answer.
+  are Moodle ``<units>`` with their multipliers (optional for the student, not graded). The tolerance is the app's
+  band (mha_core.quiz.numbers.answer_tolerance): 0 for an answer that is a whole number in its unit (every count,
+  byte size and ratio of the bank), so "4.19M" cannot pass for 4,194,304 or 4,198,400; only a non-whole answer gets
+  a band, narrower than the distance to the nearest documented wrong answer. A plain count's text says to type
+  the full number (no K or M: Moodle reads none).
 - ordering → ``matching`` (position → item): the matching type is in every Moodle version, whereas an ordering
   type is in core only in recent ones and drag-and-drop into text (``ddwtos``) needs the items written into a
   sentence. Each position ("Position 1" = first) gets a menu of all the items. Moodle gives partial credit per
@@ -45,8 +53,10 @@ from markdown_it import MarkdownIt
 from mha_core.errors import LabError
 from mha_core.i18n import LANGS, translate
 from mha_core.quiz.bank import load_questions, sections, structure
+from mha_core.quiz.generate import generate
+from mha_core.quiz.media import Medium, prompt_for
 from mha_core.quiz.model import Kind, Question
-from mha_core.quiz.numbers import ROUNDED_REL_TOL, UNITS, canonical_number
+from mha_core.quiz.numbers import UNITS, canonical_number
 
 FORMATS = ("moodle",)
 CATEGORY_ROOT = ("$course$", "top", "MHA Lab")
@@ -56,6 +66,9 @@ MOODLE_UNITS = MappingProxyType({"count": (), "ratio": ("×", "x", "倍"), "MiB"
                                  "GiB": ("GiB", "MiB")})
 ESSAY_LINES = 5  # the free-text items ask for a sentence or two
 XML_DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>\n'  # as Moodle's own export writes it
+# Variants per calculation question: a class of 30 drawing one at random each meets the same numbers in pairs only
+# (every recipe has more distinct draws than this). VARIANT_SEARCH bounds the seeds tried per variant wanted.
+DEFAULT_VARIANTS, MAX_VARIANTS, VARIANT_SEARCH = 20, 100, 50
 
 
 def _moodle_grades() -> frozenset[Fraction]:
@@ -112,10 +125,11 @@ def _decimal(value: Fraction) -> str:
 
 
 def numeric_answer(q: Question) -> tuple[Fraction, Fraction]:
-    """(the answer in the question's stated unit, Moodle's absolute tolerance around it)."""
+    """(the answer in the question's stated unit, Moodle's absolute tolerance around it): the app's band
+    (numbers.answer_tolerance), 0 for every whole-number answer."""
     assert q.value is not None
-    shown = q.value / UNITS[q.unit].scale
-    return shown, abs(shown) * ROUNDED_REL_TOL
+    scale = UNITS[q.unit].scale
+    return q.value / scale, q.tolerance / scale
 
 
 def moodle_units(unit: str) -> tuple[tuple[str, Fraction], ...]:
@@ -151,11 +165,12 @@ def _text(parent: ET.Element, tag: str, content: str, fmt: str = "html") -> ET.E
     return el
 
 
-def _header(q: Question, qtype: str, seed: int, prompt_html: str) -> ET.Element:
-    """The parts every question has: name, text, general feedback (the bank's explanation), mark, id."""
+def _header(q: Question, qtype: str, seed: int) -> ET.Element:
+    """The parts every question has: name, text (media.prompt_for Moodle), general feedback (the bank's
+    explanation), mark, id."""
     el = ET.Element("question", type=qtype)
     _sub(_sub(el, "name"), "text", q.title)
-    _text(el, "questiontext", prompt_html)
+    _text(el, "questiontext", as_html(prompt_for(q, Medium.MOODLE)))
     _text(el, "generalfeedback", as_html(q.explanation))
     _sub(el, "defaultgrade", "1")
     _sub(el, "penalty", "0.3333333")
@@ -171,7 +186,7 @@ def _answer(parent: ET.Element, share: Fraction, content: str, fmt: str = "html"
 
 
 def _choice(q: Question, seed: int) -> ET.Element:
-    el = _header(q, "multichoice", seed, as_html(q.prompt))
+    el = _header(q, "multichoice", seed)
     single = q.kind is Kind.SINGLE
     _sub(el, "single", "true" if single else "false")
     _sub(el, "shuffleanswers", "true")  # the bank often lists the right option first
@@ -188,7 +203,7 @@ def _choice(q: Question, seed: int) -> ET.Element:
 
 
 def _numerical(q: Question, seed: int) -> ET.Element:
-    el = _header(q, "numerical", seed, as_html(q.prompt))
+    el = _header(q, "numerical", seed)
     value, tolerance = numeric_answer(q)
     answer = _answer(el, Fraction(1), _decimal(value), fmt="moodle_auto_format")
     _sub(answer, "tolerance", _decimal(tolerance))
@@ -207,8 +222,7 @@ def _numerical(q: Question, seed: int) -> ET.Element:
 
 
 def _matching(q: Question, seed: int) -> ET.Element:
-    prompt = as_html(q.prompt) + "\n" + as_html(translate(q.lang, "moodle.order_instruction"))
-    el = _header(q, "matching", seed, prompt)
+    el = _header(q, "matching", seed)
     _sub(el, "shuffleanswers", "true")
     for position, item in enumerate(q.correct, start=1):
         sub = _text(el, "subquestion", as_html(translate(q.lang, "moodle.position", n=position)))
@@ -226,7 +240,7 @@ def shortanswer_forms(q: Question) -> tuple[str, ...]:
 
 
 def _shortanswer(q: Question, seed: int) -> ET.Element:
-    el = _header(q, "shortanswer", seed, as_html(q.prompt))
+    el = _header(q, "shortanswer", seed)
     _sub(el, "usecase", "0")  # case-insensitive, like the app
     for form in shortanswer_forms(q):
         _answer(el, Fraction(1), form, fmt="moodle_auto_format")
@@ -234,7 +248,7 @@ def _shortanswer(q: Question, seed: int) -> ET.Element:
 
 
 def _essay(q: Question, seed: int) -> ET.Element:
-    el = _header(q, "essay", seed, as_html(q.prompt))
+    el = _header(q, "essay", seed)
     model = as_html(translate(q.lang, "quiz.model_answer", text=q.model_answer))
     el.find("generalfeedback/text").text += "\n" + model  # type: ignore[union-attr]  # _header wrote it
     _sub(el, "responseformat", "editor")
@@ -250,10 +264,12 @@ _BUILDERS = MappingProxyType({Kind.SINGLE: _choice, Kind.MULTIPLE: _choice, Kind
                               Kind.ORDERING: _matching, Kind.TEXT: _essay, Kind.SHORT: _shortanswer})
 
 
-def _category(lang: str, section: str) -> ET.Element:
+def _category(lang: str, names: Sequence[str], info: str = "") -> ET.Element:
+    """A category switch: the questions after it go to ``$course$/top/MHA Lab/<names…>``, created if missing."""
     el = ET.Element("question", type="category")
-    name = translate(lang, f"quiz.sections.{section}")
-    _sub(_sub(el, "category"), "text", category_path((*CATEGORY_ROOT, name)))
+    _sub(_sub(el, "category"), "text", category_path((*CATEGORY_ROOT, *names)))
+    if info:
+        _text(el, "info", as_html(info))
     return el
 
 
@@ -265,17 +281,71 @@ def _grouped(questions: Iterable[Question]) -> list[tuple[str, list[Question]]]:
     return [(s, qs) for s, qs in by_section.items() if qs]
 
 
-def moodle_xml(lang: str, seed: int = 0) -> bytes:
-    """Every question of the bank in ``lang`` as a Moodle XML file (UTF-8), numbers drawn for ``seed``.
+def variant_seeds(question_id: str, seed: int, variants: int) -> tuple[int, ...]:
+    """The seeds of a drawn question's variants: seed, seed + 1, … keeping only those that draw numbers not drawn
+    before, until there are ``variants`` of them (fewer if the recipe has fewer distinct draws within
+    VARIANT_SEARCH × variants seeds)."""
+    entry = next(e for e in structure()[1] if e.id == question_id)
+    found: dict[tuple, int] = {}
+    for s in range(seed, seed + VARIANT_SEARCH * variants):
+        params, _ = generate(entry.recipe, s, entry.id, entry.fixed)
+        found.setdefault(tuple(sorted(params.items())), s)
+        if len(found) == variants:
+            break
+    return tuple(found.values())
 
-    The same arguments give the same bytes. An unknown language raises LabError("export_lang").
+
+def _variant(lang: str, question_id: str, seed: int, k: int, n: int) -> ET.Element:
+    """Variant k of n: the question drawn for ``seed``, named so that a teacher tells the variants apart."""
+    q = next(x for x in load_questions(lang, seed) if x.id == question_id)
+    el = _numerical(q, seed)
+    el.find("name/text").text = translate(lang, "moodle.variant_name", title=q.title, k=k, n=n)  # type: ignore[union-attr]
+    return el
+
+
+def _quiz(lang: str, seed: int, variants: int) -> ET.Element:
+    """The <quiz> element: per section its category and questions; with variants > 1, each drawn question as a
+    sub-category of its variants, for a quiz's "random question from this category"."""
+    quiz = ET.Element("quiz")
+    for section, questions in _grouped(load_questions(lang, seed)):
+        name = translate(lang, f"quiz.sections.{section}")
+        quiz.append(_category(lang, (name,)))
+        drawn = [q for q in questions if draws(q.id)] if variants > 1 else []
+        for q in questions:
+            if q not in drawn:
+                quiz.append(_BUILDERS[q.kind](q, seed))
+        for q in drawn:
+            seeds = variant_seeds(q.id, seed, variants)
+            folder = translate(lang, "moodle.variants_category", title=q.title)
+            quiz.append(_category(lang, (name, folder), translate(lang, "moodle.variants_info", n=len(seeds))))
+            quiz.extend(_variant(lang, q.id, s, k, len(seeds)) for k, s in enumerate(seeds, start=1))
+    return quiz
+
+
+def check_variants(variants: object) -> int:
+    """A number of variants as asked for (an int or its text): 1 to MAX_VARIANTS, else LabError("export_variants")."""
+    text = str(variants).strip()
+    if isinstance(variants, bool) or not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_VARIANTS:
+        raise LabError("export_variants", got=variants, max=MAX_VARIANTS)
+    return int(text)
+
+
+def question_count(lang: str, seed: int = 0, variants: int = DEFAULT_VARIANTS) -> int:
+    """How many questions (not categories) moodle_xml writes for these arguments."""
+    return sum(el.get("type") != "category" for el in _quiz(lang, int(seed), check_variants(variants)))
+
+
+def moodle_xml(lang: str, seed: int = 0, variants: int = DEFAULT_VARIANTS) -> bytes:
+    """Every question of the bank in ``lang`` as a Moodle XML file (UTF-8); each calculation question in
+    ``variants`` versions drawn from the seeds ``seed``, ``seed`` + 1, … (variant_seeds), one category each, so that
+    a quiz's random question gives each student other numbers (with ``variants`` = 1: the numbers of ``seed``,
+    in the section's category like every other question).
+
+    The same arguments give the same bytes. An unknown language raises LabError("export_lang"), a number of
+    variants outside 1..MAX_VARIANTS LabError("export_variants").
     """
     if lang not in LANGS:
         raise LabError("export_lang", got=lang, langs=", ".join(LANGS))
-    quiz = ET.Element("quiz")
-    for section, questions in _grouped(load_questions(lang, int(seed))):
-        quiz.append(_category(lang, section))
-        for q in questions:
-            quiz.append(_BUILDERS[q.kind](q, int(seed)))
+    quiz = _quiz(lang, int(seed), check_variants(variants))
     ET.indent(quiz, space="  ")
     return XML_DECLARATION + ET.tostring(quiz, encoding="unicode").encode("utf-8") + b"\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Context, Decimal
 from fractions import Fraction
@@ -14,8 +15,10 @@ from mha_core.errors import LabError
 
 MAX_CHARS = 60
 MAX_EXPONENT = 30
-# An answer typed with a coarser scale than the question states (1.05M for 1,048,576) is rounded on
-# purpose; it is right within this relative error. Answers typed in full must be exact.
+# Every answer that is a whole number in the question's stated unit (parameters, bytes, cache sizes: every numeric
+# question of the bank today) must be typed exactly: "4.19M" cannot tell 4,194,304 from 4,198,400. Only an answer
+# that is genuinely not whole may be typed rounded, within this relative error and never as far as the nearest
+# documented wrong answer (answer_tolerance).
 ROUNDED_REL_TOL = Fraction(1, 200)
 
 # Counts take SI letters, "B"/"T" as the cost lab writes parameters ("6.74 B"), and 万/亿.
@@ -107,11 +110,27 @@ def parse_number(text: str, unit: str = "count") -> Parsed:
     return Parsed(value * scale, rounded=scale > spec.scale)
 
 
-def matches(parsed: Parsed, expected: Fraction) -> bool:
-    """Exact, or within ROUNDED_REL_TOL when the student rounded on purpose by typing a coarser scale."""
+def answer_tolerance(expected: Fraction, scale: int, wrong: Iterable[Fraction] = ()) -> Fraction:
+    """The absolute band (base units) around an answer: 0 when it is whole in the stated unit (``scale`` base units),
+    else ROUNDED_REL_TOL of it, cut to a third of the distance to the nearest documented wrong answer."""
+    if (expected / scale).denominator == 1:
+        return Fraction(0)
+    band = abs(expected) * ROUNDED_REL_TOL
+    gaps = [abs(w - expected) for w in wrong if w != expected]
+    return min([band, *(gap / 3 for gap in gaps)])
+
+
+def matches(parsed: Parsed, expected: Fraction, tolerance: Fraction = Fraction(0)) -> bool:
+    """Exact, or within ``tolerance`` (answer_tolerance) when the student rounded on purpose with a coarser scale.
+
+    A rounded answer to a question that wants the exact number raises LabError("quiz_exact") (translated, grades
+    nothing): the student typed a format, not a wrong number, and may type all the digits.
+    """
     if parsed.value == expected:
         return True
-    return parsed.rounded and abs(parsed.value - expected) <= abs(expected) * ROUNDED_REL_TOL
+    if parsed.rounded and not tolerance:
+        raise LabError("quiz_exact")
+    return parsed.rounded and abs(parsed.value - expected) <= tolerance
 
 
 def canonical_number(value: Fraction) -> str:

@@ -1,0 +1,90 @@
+"""Item-writing checks on the bank's texts (issue 24, items 3, 8, 12): single-choice keys not guessable by length,
+no throw-away distractors, distractors that are false for the data they talk about, no internal jargon."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mha_core.i18n import LANGS
+from mha_core.presets import PRESET_KEYS, preset
+from mha_core.quiz import Kind, load_questions
+from mha_core.quiz.bank import structure
+from mha_core.quiz.moodle import as_plain
+
+# Items whose options are formulas (a shape, a number): their lengths differ by nature ("n × n", "√768 ≈ 27.7").
+FORMULA_ITEMS = frozenset({"head-output-shape", "scale-which"})
+MAX_LENGTH_RATIO = 1.6  # longest / shortest option of a verbal item (Haladyna et al. 2002: homogeneous length)
+THROW_AWAYS = ("Always h = 1", "salary", "Pruning adds parameters", "logical induction", "永远 h = 1", "工资",
+               "剪枝会增加参数", "逻辑归纳")
+
+
+def _single(lang: str) -> list:
+    return [q for q in load_questions(lang) if q.kind is Kind.SINGLE]
+
+
+def _lengths(q) -> dict[str, int]:
+    """Each option's length in display characters (markdown removed; a Chinese character counts one)."""
+    return {o.id: len(as_plain(o.text)) for o in q.options}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_key_is_not_guessable_by_length(lang):
+    """The key is the uniquely longest option in at most a third of the single-choice items, and the uniquely
+    shortest in at most a third; in a verbal item no option is more than 1.6 times as long as another."""
+    items = _single(lang)
+    longest, shortest = [], []
+    for q in items:
+        lengths = _lengths(q)
+        key = lengths.pop(q.correct[0])
+        longest += [q.id] if key > max(lengths.values()) else []
+        shortest += [q.id] if key < min(lengths.values()) else []
+        if q.id not in FORMULA_ITEMS:
+            everything = [key, *lengths.values()]
+            assert max(everything) <= MAX_LENGTH_RATIO * min(everything), (q.id, _lengths(q))
+    assert len(longest) <= len(items) / 3, longest
+    assert len(shortest) <= len(items) / 3, shortest
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_throw_away_distractor_is_left(lang):
+    texts = " ".join(o.text for q in load_questions(lang) for o in q.options)
+    assert not [t for t in THROW_AWAYS if t in texts]
+
+
+def test_the_typical_head_count_distractors_are_false_for_the_presets():
+    """'Most keep h = 8', 'd_head is exactly 64 in every one', 'h stays between 8 and 16': each false for the
+    published models the question is about."""
+    shapes = [preset(k) for k in PRESET_KEYS]
+    heads = [p.n_heads for p in shapes]
+    widths = {p.shape.d_head for p in shapes}
+    assert sum(h == 8 for h in heads) < len(heads) / 2
+    assert widths != {64}
+    assert max(heads) > 16 or min(heads) < 8
+    for lang in LANGS:
+        q = next(q for q in load_questions(lang) if q.id == "myth-typical-h")
+        assert "8" in q.option("max_heads").text and "64" in q.option("one_head").text
+        assert "16" in q.option("gpu_limit").text
+
+
+def test_the_gqa_distractor_that_describes_mqa_is_false_for_the_model_asked_about():
+    entry = next(e for e in structure()[1] if e.id == "gqa-shares")
+    model = preset(entry.preset)
+    assert 1 < model.n_kv_heads < model.n_heads, "with g = 1 the 'one key head for all' option would be right"
+
+
+def test_the_induction_heads_helper_sits_in_an_earlier_layer_not_the_one_before():
+    """K-composition (Elhage et al. 2021): the previous-token head is in an earlier layer; 'the layer before' holds
+    only in a two-layer model."""
+    en = next(q for q in load_questions("en") if q.id == "induction-head").option("copy").text
+    zh = next(q for q in load_questions("zh") if q.id == "induction-head").option("copy").text
+    assert "an earlier layer" in en and "layer before" not in en
+    assert "更早" in zh and "前一层" not in zh
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_internal_jargon_reaches_students(lang):
+    for q in load_questions(lang):
+        for text in (q.prompt, q.explanation, q.model_answer, *(o.text for o in q.options)):
+            assert not re.search(r"knowledge point|知识点|kp-\d", text), (q.id, text)
