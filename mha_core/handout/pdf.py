@@ -440,7 +440,7 @@ def _answers(pdf: HandoutPDF, ho: Handout) -> None:
     pdf.add_page()   # on its own page: a teacher can keep it back
     _heading(pdf, pdf.t("handout.answers_title"))
     for i, (q, order) in enumerate(zip(ho.questions, ho.orders, strict=True), start=1):
-        answer = f"**{i}. {pdf.t('handout.answer')}** {_answer_text(q, order)}"
+        answer = pdf.t("handout.answer_line", i=i, answer=_answer_text(q, order))   # no space after “答案：”
         _need(pdf, _para_height(pdf, answer) + _para_height(pdf, q.explanation, SMALL, 5))
         _para(pdf, answer)
         _para(pdf, q.explanation, size=SMALL, color=GREY, indent=5)
