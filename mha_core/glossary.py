@@ -14,12 +14,19 @@ from pathlib import Path
 
 from mha_core.i18n import cite_style
 from mha_core.sources import render_citations
+from mha_core.toy.config import ToyConfig
 
 GLOSSARY_PATH = Path(__file__).resolve().parent.parent / "assets" / "glossary.toml"
 GROUPS = ("pipeline", "heads", "cost", "related")
 
 _SKIPPED = re.compile(r"`[^`]*`|\{[^{}]*\}")  # code spans and {placeholders}
 _LATIN_GLOSS = re.compile(r"（[^（）\u4e00-\u9fff]*）")  # 词元（token）: an English gloss after a Chinese term
+
+
+def _fills() -> dict[str, str]:
+    """Numbers a definition names but the code owns ({toy_top}: the toy model's largest token id), so the glossary
+    never disagrees with the config (torch-free)."""
+    return {"{toy_top}": str(ToyConfig().vocab_size - 1)}
 
 
 @dataclass(frozen=True)
@@ -41,8 +48,11 @@ class Term:
         return self.zh if lang == "zh" else self.en
 
     def definition(self, lang: str) -> str:
-        """The short definition in ``lang``, its citation markers (``[@clark2019]``) written out."""
-        return render_citations(self.zh_def if lang == "zh" else self.en_def, cite_style(lang))
+        """The short definition in ``lang``, its citation markers (``[@clark2019]``) and numbers written out."""
+        text = self.zh_def if lang == "zh" else self.en_def
+        for placeholder, value in _fills().items():
+            text = text.replace(placeholder, value)
+        return render_citations(text, cite_style(lang))
 
     def avoid(self, lang: str) -> tuple[str, ...]:
         """The variants of this term that text in ``lang`` must not use."""
@@ -70,14 +80,16 @@ def load_glossary(path: Path = GLOSSARY_PATH) -> tuple[Term, ...]:
 
 
 @functools.cache
-def _pattern(variant: str) -> re.Pattern[str]:
-    """A variant as a regex: a Latin word matches whole (an "s" plural included), CJK text matches anywhere."""
+def _pattern(variant: str, canonical: str = "") -> re.Pattern[str]:
+    """A variant as a regex: a Latin word matches whole (an "s" plural included), CJK text matches anywhere except
+    where it runs on into the canonical term: "前一个词" is avoided, "前一个词元" is the term itself."""
     body = re.escape(variant)
     if variant[:1].isascii() and variant[:1].isalpha():
         body = r"(?<![A-Za-z0-9_\-])" + body
     if variant[-1:].isascii() and variant[-1:].isalpha():
         body += r"s?(?![A-Za-z0-9_\-])"
-    return re.compile(body)
+    runs_on = [canonical[k:] for k in range(1, len(canonical)) if variant.endswith(canonical[:k])]
+    return re.compile(body + "".join(f"(?!{re.escape(rest)})" for rest in runs_on))
 
 
 def variants_in(text: str, lang: str, terms: tuple[Term, ...] | None = None) -> list[tuple[str, str]]:
@@ -86,7 +98,7 @@ def variants_in(text: str, lang: str, terms: tuple[Term, ...] | None = None) -> 
     if lang == "zh":
         plain = _LATIN_GLOSS.sub(" ", plain)
     return [(term.id, variant) for term in (terms or load_glossary()) for variant in term.avoid(lang)
-            if _pattern(variant).search(plain)]
+            if _pattern(variant, term.term(lang)).search(plain)]
 
 
 def search(terms: tuple[Term, ...], query: str) -> tuple[Term, ...]:

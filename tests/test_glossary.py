@@ -105,3 +105,73 @@ def test_glossary_page_shows_every_term_with_the_other_language_beside_it(lang):
     assert {row[0] for table in at.table for row in table.value.itertuples(index=False)} >= {
         next(t for t in TERMS if t.id == "induction_head").term(lang)}
     assert sum(len(table.value) for table in at.table) < len(TERMS)
+
+
+# 词 inside a word that is not "token": 名词 (noun), 分词 (segmentation), 词典 (dictionary), 提示 … (a prompt).
+_WORDS_WITH_CI = re.compile(r"[名代动限先子分单译源标提宾副介连助量形数实虚]词|词[典表义性汇语组对]")
+_TOKEN_EN = re.compile(r"\btokens?\b", re.I)
+_WORD_EN = re.compile(r"\bwords?\b", re.I)
+
+
+def bare_ci_for_token(zh: str, en: str) -> list[str]:
+    """Where the English says "token" (and never "word"), the bare 词 the Chinese uses instead of 词元, with a
+    little context. Glossary terms spelled with 词 (前一词头, 首词头) and their stems (前一词) are the terms
+    themselves; 词 inside an ordinary word (名词, 分词, 词典) is not meant as a token."""
+    if not _TOKEN_EN.search(en) or _WORD_EN.search(en):
+        return []
+    text = zh
+    for term in TERMS:
+        for form in {term.zh, term.zh.removesuffix("头")} if "词" in term.zh else ():
+            text = text.replace(form, "□" * len(form))
+    text = _WORDS_WITH_CI.sub(lambda m: "□" * len(m.group(0)), text)
+    return [text[max(0, m.start() - 4):m.end() + 2] for m in re.finditer(r"词(?!元)", text)]
+
+
+def test_the_bare_ci_check_sees_the_slips_and_not_the_terms():
+    assert bare_ci_for_token("头视图：一个头，逐词对逐词", "Head view: one head, token to token")
+    assert bare_ci_for_token("看前一个词", "previous token")
+    assert not bare_ci_for_token("看前一个词", "previous word")              # the English means a word
+    assert not bare_ci_for_token("看前一个词元", "previous token")
+    assert not bare_ci_for_token("前一词头和首词头；前一词分数", "previous-token and first-token heads")
+    assert not bare_ci_for_token("代词、名词和分词器", "the pronoun's token")
+
+
+def test_zh_says_token_where_en_does():
+    """Item 16 of issue 24: 看前一个词 where the English (and the model's word pieces) say "previous token"."""
+    en, zh = catalog("en"), catalog("zh")
+    bad = {key: found for key, text in zh.items() if (found := bare_ci_for_token(text, en.get(key, "")))}
+    assert not bad, "\n".join(f"{k}: {v}" for k, v in bad.items())
+
+
+def _term(term_id: str) -> Term:
+    return next(t for t in TERMS if t.id == term_id)
+
+
+def test_the_token_entry_takes_the_toy_vocabulary_from_the_config():
+    from mha_core.toy.config import ToyConfig
+
+    top = ToyConfig().vocab_size - 1
+    for lang in LANGS:
+        assert f"0–{top}" in _term("token").definition(lang) and "{" not in _term("token").definition(lang)
+    assert "{toy_top}" in _term("token").en_def, "typed in once, it would go stale when the config changes"
+
+
+def test_attention_sink_names_its_origin_and_keeps_clark_for_sep():
+    """Xiao et al. 2023 coined the term; Clark et al. 2019 describe [SEP] and the no-op reading (zh 空操作)."""
+    sink = _term("attention_sink")
+    assert cited_keys(sink.en_def)[:1] == ["xiao2023"] and "clark2019" in cited_keys(sink.en_def)
+    assert "空操作" in sink.zh_def and "不操作" not in sink.zh_def
+    assert load_sources()["xiao2023"].arxiv == "2309.17453"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_student_text_has_no_internal_jargon(lang):
+    """Glossary definitions (printed in the handout) and the map's examples name no knowledge-point ids."""
+    texts = {t.id: t.definition(lang) for t in TERMS} | {k: v for k, v in catalog(lang).items()
+                                                        if not k.startswith(("map.n_kp", "map.rel_kp"))}
+    bad = sorted(k for k, v in texts.items() if re.search(r"kp-\d|knowledge point|本知识点|知识点写", v))
+    assert not bad
+
+
+def test_self_attention_symbol_spells_out_the_three_projections():
+    assert _term("self_attention").symbol == "Q = XW^Q, K = XW^K, V = XW^V"

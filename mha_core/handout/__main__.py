@@ -1,4 +1,4 @@
-"""CLI: ``python -m mha_core.handout --lang zh|en [--h 2 --d-head 2 --sentence "..."] -o FILE.pdf``.
+"""CLI: ``python -m mha_core.handout --lang zh|en [--h 2 --d-head 2 --sentence "..." --glossary] -o FILE.pdf``.
 
 Bad arguments or an unwritable output print one translated line on stderr and exit with code 2 (no traceback);
 the PDF is written whole or not at all (mha_core.files.atomic_write).
@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--h", default="2", help="number of heads")
     p.add_argument("--d-head", dest="d_head", default="2", help="width per head")
     p.add_argument("--sentence", default=None, help="the sentence (default: the language's default sentence)")
+    p.add_argument("--glossary", action="store_true", help="add the glossary (3-4 more pages; off for a class handout)")
     p.add_argument("-o", "--output", required=True, help="the PDF file to write")
     return p
 
@@ -59,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = Path(args.output)
         try:
             check_target(out)   # before the few seconds of typesetting
-            data = handout_pdf(args.lang, args.h, args.d_head, args.sentence)
+            data = handout_pdf(args.lang, args.h, args.d_head, args.sentence, args.glossary)
             atomic_write(out, data)   # whole or not at all: a full disk leaves no truncated PDF, an old one intact
         except WriteFailed as err:
             reason = translate(lang, f"errors.{err.key}", **err.params)

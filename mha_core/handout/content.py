@@ -1,4 +1,4 @@
-"""What goes into the handout, as pure data from the core: settings, live shapes, counts, questions, glossary.
+"""What goes into the handout, as pure data from the core: settings, shapes, counts, questions, the glossary (if asked).
 
 Nothing here typesets; ``mha_core.handout.pdf`` lays this out. Every number is computed here by ``mha_core``
 (the walkthrough's trace for the shapes, ``counts.param_counts`` for the parameters, the quiz bank for the
@@ -50,7 +50,7 @@ class Handout:
     worked: Worked
     questions: tuple[Question, ...]
     orders: tuple[tuple[str, ...], ...]  # each question's option ids in printed order (A, B, C, …)
-    glossary: tuple[Term, ...]
+    glossary: tuple[Term, ...]   # empty unless asked for: the class handout stays within four pages
 
 
 def check_args(lang: str, h: object, d_head: object, sentence: str | None) -> tuple[int, int, str]:
@@ -96,7 +96,7 @@ def live_shapes(s: Settings) -> tuple[Tokens, tuple[ShapeRow, ...]]:
     mats = ModelShape(s.d_model, s.n_heads, s.n_heads, s.d_head).matrix_shapes()
     rows = (
         ShapeRow("X", trace.x.shape, "x"),
-        ShapeRow("W_{Q}, W_{K}, W_{V}", mats["q"], "w_qkv"),
+        ShapeRow("W^{Q}, W^{K}, W^{V}", mats["q"], "w_qkv"),
         ShapeRow("Q, K, V", trace.q.shape, "qkv"),
         ShapeRow("Q_{i}, K_{i}, V_{i}", trace.q_heads.shape[1:], "qkv_i"),
         ShapeRow("Q_{i}K_{i}ᵀ / √d_head", trace.scores.shape[1:], "scores"),
@@ -108,8 +108,10 @@ def live_shapes(s: Settings) -> tuple[Tokens, tuple[ShapeRow, ...]]:
     return wt.tokens, rows
 
 
-def build_handout(lang: str, h: object = 2, d_head: object = 2, sentence: str | None = None) -> Handout:
-    """Check the arguments and gather the handout's content (LabError with the reason when they are bad)."""
+def build_handout(lang: str, h: object = 2, d_head: object = 2, sentence: str | None = None,
+                  glossary: bool = False) -> Handout:
+    """Check the arguments and gather the handout's content (LabError with the reason when they are bad); the
+    glossary's pages only when ``glossary`` is true (three to four pages: too many for a 45-minute class)."""
     h_int, d_int, text = check_args(lang, h, d_head, sentence)
     s = Settings(sentence=text, d_model=h_int * d_int, n_heads=h_int, d_head=d_int, fixed_d_model=False, lang=lang)
     tokens, shapes = live_shapes(s)
@@ -120,7 +122,8 @@ def build_handout(lang: str, h: object = 2, d_head: object = 2, sentence: str | 
     return Handout(
         lang=lang, settings=s, tokens=tokens, shapes=shapes, params=shape.layer_params(),
         full_width_params=full_width.layer_params()["total"], worked=worked_example(), questions=questions,
-        orders=tuple(presented_order(q, QUESTION_SEED) for q in questions), glossary=load_glossary(),
+        orders=tuple(presented_order(q, QUESTION_SEED) for q in questions),
+        glossary=load_glossary() if glossary else (),
     )
 
 

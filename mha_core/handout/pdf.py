@@ -1,10 +1,16 @@
 """Typesetting the handout with fpdf2: A4, black text and one accent colour, outline, tables, page numbers.
 
-The font is Noto Sans CJK SC from the pip package ``noto-cjk-sans-otc`` (embedded as a subset, so Chinese renders
-everywhere and nothing is downloaded). It has no bold face and lacks a few math glyphs (ᵀ, subscript letters), so
-``HandoutPDF`` rewrites text fragments as fpdf2 splits them: ``**bold**`` is drawn filled and stroked (a faux
-bold), ``ᵀ`` becomes a superscript T, and in the handout's own markup ``_{i}`` / ``^{O}`` become sub/superscripts.
-User text (the sentence, its tokens) is always set with ``markdown=False``, where none of this applies.
+Fonts (embedded as subsets; both ship in pip packages, nothing is downloaded and no system font is used): a
+Chinese handout is set in Noto Sans CJK SC (``noto-cjk-sans-otc``); a Latin-script one (the catalog's
+``handout.body_face = "latin"``) in Source Sans Pro (``font-source-sans-pro``, regular and bold), with Noto Sans
+CJK as fpdf2's fallback for the glyphs it lacks (Chinese in the app's name or a user's sentence, ⇄, ⓪).
+
+Notation: one convention, the paper's (W^Q, W_i^Q, W^O, head_i), with real sub/superscripts. ``notation`` turns
+the plain spellings of the catalogs and the quiz bank (W_Q, W_i^Q, Q_i, d_head, e^s) into the handout's markup
+(``W^{Q}``, ``W_{i}^{Q}``, ``d_{head}``, ``e^{s}``), and ``HandoutPDF`` rewrites text fragments as fpdf2 splits
+them: ``_{…}`` / ``^{…}`` become sub/superscripts, ``ᵀ`` a superscript T (no font has it), and ``**bold**`` is
+drawn filled and stroked (a faux bold) where the font has no bold face (CJK). User text (the sentence, its
+tokens) is always set with ``markdown=False``, where none of this applies.
 """
 
 from __future__ import annotations
@@ -30,21 +36,45 @@ from mha_core.quiz.media import Medium, prompt_for
 FONT = "noto"
 FONT_FILE = "NotoSansCJK-Regular.ttc"
 FONT_SC = 2                    # face index of Noto Sans CJK SC inside the collection
+LATIN = "sans"                 # the Latin face: Source Sans Pro, regular and bold
+LATIN_PACKAGE = "font_source_sans_pro"
+LATIN_FILES = {"": "SourceSansPro-Regular.ttf", "B": "SourceSansPro-Bold.ttf"}
 ACCENT = (0, 84, 150)          # the one colour: headings, table heads (dark blue, prints as dark grey)
 TINT = (230, 238, 247)         # table heads' background
 BAND = (243, 246, 250)         # every other matrix block in the worked example
 BLACK = (0, 0, 0)
 GREY = (90, 90, 90)
 BODY, SMALL, TINY = 10.0, 8.5, 7.5   # font sizes (pt)
+ROW_PAD = 0.4                  # mm above and below a number in the worked example's tables
+ROW_H = SMALL * 0.5 + 2 * ROW_PAD  # one row of those tables
 MARGIN = 15.0                  # mm
 LETTERS = "ABCDEFGH"
 
 _MARKUP = re.compile(r"([_^])\{([^{}]*)\}|ᵀ")
+# The plain spellings ``notation`` rewrites. Word characters around them are ASCII on purpose ("d_model²" too).
+_W_SUBSCRIPT = re.compile(r"(?<![A-Za-z0-9_\\])(X?)W_([QKVO])(?![A-Za-z0-9_{])")    # W_Q: the paper writes W^Q
+_SUBSCRIPT = re.compile(r"(?<![A-Za-z0-9_\\])(head(?=_[A-Za-z0-9](?![A-Za-z0-9]))|[A-Za-z])_([A-Za-z0-9]+)"
+                        r"(?![A-Za-z0-9_{])")                                        # Q_i, d_head, head_1
+_SUPERSCRIPT = re.compile(r"(?<!\\)\^([A-Za-z0-9]+)(?![A-Za-z0-9_{])")              # W^O, e^s
+
+
+def notation(text: str) -> str:
+    """Plain notation as handout markup, the paper's convention: ``W_Q`` -> ``W^{Q}``, ``W_i^Q`` -> ``W_{i}^{Q}``,
+    ``d_head`` -> ``d_{head}``, ``head_1`` -> ``head_{1}``, ``e^s`` -> ``e^{s}``; identifiers such as
+    ``split_heads`` (a word before the underscore) and existing markup stay as they are."""
+    text = _W_SUBSCRIPT.sub(r"\1W^\2", text)
+    text = _SUBSCRIPT.sub(r"\1_{\2}", text)
+    return _SUPERSCRIPT.sub(r"^{\1}", text)
 
 
 def font_path() -> str:
     """The shipped font collection (inside the installed package, never fetched)."""
     return str(importlib.resources.files("noto_cjk_sans_otc") / FONT_FILE)
+
+
+def latin_font_path(style: str = "") -> str:
+    """The shipped Latin face (regular "" or bold "B"), inside its installed package."""
+    return str(importlib.resources.files(LATIN_PACKAGE) / "files" / LATIN_FILES[style])
 
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
@@ -84,7 +114,13 @@ class HandoutPDF(FPDF):
         self.set_margins(MARGIN, MARGIN, MARGIN)
         self.set_auto_page_break(True, margin=MARGIN + 3)
         self.add_font(FONT, "", font_path(), collection_font_number=FONT_SC)
-        self.set_font(FONT, size=BODY)
+        if translate(lang, "handout.body_face") == "latin":
+            for style in LATIN_FILES:
+                self.add_font(LATIN, style, latin_font_path(style))
+            self.set_font(LATIN, size=BODY)
+            self.set_fallback_fonts([FONT], exact_match=False)
+        else:
+            self.set_font(FONT, size=BODY)
         self.set_title(translate(lang, "handout.title"))
         self.set_creator(translate(lang, "handout.app_name"))
         self.set_lang(lang)
@@ -111,9 +147,10 @@ class HandoutPDF(FPDF):
             self.cell(0, 4, self.t("handout.page", page=self.page_no(), pages="{nb}"), align="R")
 
     def _parse_chars(self, text: str, markdown: bool, **kwargs: object) -> Iterator[Fragment]:
-        """fpdf2's fragments, with faux bold and the sub/superscript markup applied (markdown text only)."""
-        for frag in super()._parse_chars(text, markdown, **kwargs):
-            if markdown and "B" in frag.font_style:
+        """fpdf2's fragments, with the notation, faux bold (fonts without a bold face) and the sub/superscript
+        markup applied (markdown text only)."""
+        for frag in super()._parse_chars(notation(text) if markdown else text, markdown, **kwargs):
+            if markdown and "B" in frag.font_style and f"{frag.graphics_state.font_family}B" not in self.fonts:
                 gs = copy.copy(frag.graphics_state)
                 gs.font_style = gs.font_style.replace("B", "")
                 gs.text_mode = TextMode.FILL_STROKE
@@ -214,13 +251,13 @@ def _matrix_table(pdf: HandoutPDF, key_title: str, labels: Sequence[str],
                   blocks: Sequence[tuple[str, np.ndarray]], key_width: float = 22.0) -> None:
     """One table of several matrices side by side (same rows): a label column, then each matrix's columns under
     its title, blocks shaded alternately. Numbers are formatted by ``worked.fmt_rows``."""
-    _need(pdf, (len(labels) + 1) * (SMALL * 0.5 + 1.6) + 3)
+    _need(pdf, (len(labels) + 1) * ROW_H + 3)
     widths = [m.shape[1] for _, m in blocks]
     rest = (pdf.epw - key_width) / sum(widths)
     col_widths = (key_width, *([rest] * sum(widths)))
     with pdf.local_context(font_size_pt=SMALL), pdf.table(
         col_widths=col_widths, width=pdf.epw, text_align="CENTER", markdown=True, headings_style=_head_style(),
-        line_height=SMALL * 0.5, padding=(0.8, 0.5), borders_layout="SINGLE_TOP_LINE",
+        line_height=SMALL * 0.5, padding=(ROW_PAD, 0.5), borders_layout="SINGLE_TOP_LINE",
     ) as table:
         head = table.row()
         head.cell(key_title)
@@ -233,7 +270,7 @@ def _matrix_table(pdf: HandoutPDF, key_title: str, labels: Sequence[str],
                 style = FontFace(fill_color=BAND) if b % 2 else None
                 for value in fmt_rows(m)[r]:
                     row.cell(value, style=style)
-    pdf.ln(2.5)
+    pdf.ln(1.5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,17 +284,21 @@ def _title_and_settings(pdf: HandoutPDF, ho: Handout) -> None:
                        new_y=YPos.NEXT)
     _para(pdf, pdf.t("handout.subtitle"), size=SMALL, color=GREY)
     _heading(pdf, pdf.t("handout.settings_title"))
-    rows = ((pdf.t("handout.s_h"), str(s.n_heads)), (pdf.t("handout.s_d_head"), str(s.d_head)),
-            (pdf.t("handout.s_d_model"),
-             pdf.t("handout.s_d_model_value", h=s.n_heads, d_head=s.d_head, d_model=s.d_model)),
-            (pdf.t("handout.s_sentence"), s.sentence),
+    settings = ((pdf.t("handout.s_h"), str(s.n_heads)), (pdf.t("handout.s_d_head"), str(s.d_head)),
+                (pdf.t("handout.s_d_model"),
+                 pdf.t("handout.s_d_model_value", h=s.n_heads, d_head=s.d_head, d_model=s.d_model)))
+    user = ((pdf.t("handout.s_sentence"), s.sentence),
             (pdf.t("handout.s_tokens", n=len(ho.tokens.tokens)), " | ".join(ho.tokens.tokens)))
-    with pdf.table(col_widths=(0.3, 0.7), width=pdf.epw, text_align="LEFT", first_row_as_headings=False,
-                   line_height=BODY * 0.5, padding=(0.6, 1.5), borders_layout="HORIZONTAL_LINES") as table:
-        for label, value in rows:
-            row = table.row()
-            row.cell(label, style=FontFace(color=ACCENT))
-            row.cell(value)   # user text: the table is not markdown, so it prints as typed
+    # Two tables that read as one: the settings in the handout's notation (markdown), then the user's text, which
+    # is not markdown, so it prints as typed (its labels hold no notation).
+    for rows, markdown in ((settings, True), (user, False)):
+        with pdf.table(col_widths=(0.3, 0.7), width=pdf.epw, text_align="LEFT", first_row_as_headings=False,
+                       line_height=BODY * 0.5, padding=(0.6, 1.5), borders_layout="HORIZONTAL_LINES",
+                       markdown=markdown) as table:
+            for label, value in rows:
+                row = table.row()
+                row.cell(label, style=FontFace(color=ACCENT))
+                row.cell(value)
     if ho.tokens.dropped:
         _para(pdf, translate(ho.lang, "common.truncated", max=MAX_TOKENS, dropped=ho.tokens.dropped), size=SMALL,
               color=GREY, markdown=False)
@@ -267,7 +308,7 @@ def _pipeline(pdf: HandoutPDF, ho: Handout) -> None:
     s = ho.settings
     _heading(pdf, pdf.t("handout.pipeline_title"))
     _para(pdf, pdf.t("handout.pipeline_lead"))
-    steps = (("handout.step_split", ("Q = XW_{Q},   K = XW_{K},   V = XW_{V}",
+    steps = (("handout.step_split", ("Q = XW^{Q},   K = XW^{K},   V = XW^{V}",
                              "Q → Q_{1}, …, Q_{h}   (K, V " + pdf.t("handout.likewise") + ")")),
              ("handout.step_attend", ("head_{i} = softmax(Q_{i}K_{i}ᵀ / √d_head) V_{i}",)),
              ("handout.step_concat", ("Concat(head_{1}, …, head_{h})",)),
@@ -300,7 +341,7 @@ def _pipeline(pdf: HandoutPDF, ho: Handout) -> None:
 
 def _worked(pdf: HandoutPDF, ho: Handout) -> None:
     wk, tr = ho.worked, ho.worked.trace
-    row_h = SMALL * 0.5 + 1.6
+    row_h = ROW_H
     pdf.add_page()
     _heading(pdf, pdf.t("handout.worked_title"))
     labels = pdf.t("handout.worked_tokens").split()
@@ -308,7 +349,7 @@ def _worked(pdf: HandoutPDF, ho: Handout) -> None:
                           decimals=DECIMALS))
     _heading(pdf, pdf.t("handout.worked_weights", d_model=tr.d_model, inner=wk.w_q.shape[1]), level=1)
     _matrix_table(pdf, pdf.t("handout.col_row"), [str(i + 1) for i in range(wk.w_q.shape[0])],
-                  (("W_{Q}", wk.w_q), ("W_{K}", wk.w_k), ("W_{V}", wk.w_v), ("W^{O}", wk.w_o)))
+                  (("W^{Q}", wk.w_q), ("W^{K}", wk.w_k), ("W^{V}", wk.w_v), ("W^{O}", wk.w_o)))
     _heading(pdf, pdf.t("handout.worked_qkv", d_head=tr.d_head), level=1)
     _matrix_table(pdf, pdf.t("handout.col_token"), labels, (("X", tr.x), ("Q", tr.q), ("K", tr.k), ("V", tr.v)))
     _need(pdf, _para_height(pdf, pdf.t("handout.worked_exp"), SMALL) + 3 * row_h)
@@ -316,7 +357,7 @@ def _worked(pdf: HandoutPDF, ho: Handout) -> None:
     pairs = wk.exp_table()
     with pdf.local_context(font_size_pt=SMALL), pdf.table(
         width=22.0 + 18.0 * len(pairs), col_widths=(22.0, *([18.0] * len(pairs))), text_align="CENTER",
-        markdown=True, first_row_as_headings=False, line_height=SMALL * 0.5, padding=(0.8, 0.5), align="LEFT",
+        markdown=True, first_row_as_headings=False, line_height=SMALL * 0.5, padding=(ROW_PAD, 0.5), align="LEFT",
     ) as table:
         for name, values in (("s", [s for s, _ in pairs]), ("e^{s}", [e for _, e in pairs])):
             row = table.row()
@@ -333,6 +374,9 @@ def _worked(pdf: HandoutPDF, ho: Handout) -> None:
             (f"Q{n}K{n}ᵀ", tr.raw_scores[i]), (f"÷ √{tr.d_head}", tr.scores[i]), ("softmax", tr.weights[i]),
             (f"head{n}", tr.head_outputs[i]),
         ), key_width=18.0)
+    favourite = [pdf.t("handout.list_sep").join(pdf.t("handout.quoted", token=labels[j]) for j in row)
+                 for row in wk.favourite()]
+    _para(pdf, pdf.t("handout.worked_heads", first=favourite[0], second=favourite[1]), size=SMALL)
     _need(pdf, 20 + (len(labels) + 1) * row_h)
     _heading(pdf, pdf.t("handout.worked_concat"), level=1)
     _matrix_table(pdf, pdf.t("handout.col_token"), labels,
@@ -381,7 +425,7 @@ def _glossary(pdf: HandoutPDF, ho: Handout) -> None:
     other = next((code for code in LANGS if code != ho.lang), ho.lang)   # the glossary's other language
     with pdf.local_context(font_size_pt=TINY + 0.5), pdf.table(
         col_widths=(0.15, 0.15, 0.21, 0.49), width=pdf.epw, text_align="LEFT", headings_style=_head_style(),
-        line_height=(TINY + 0.5) * 0.5, padding=(0.8, 1.0), borders_layout="HORIZONTAL_LINES",
+        line_height=(TINY + 0.5) * 0.5, padding=(0.8, 1.0), borders_layout="HORIZONTAL_LINES", markdown=True,
     ) as table:
         head = table.row()
         for text in (translate(ho.lang, "common.lang_name"), translate(other, "common.lang_name"),
@@ -397,7 +441,7 @@ def _answers(pdf: HandoutPDF, ho: Handout) -> None:
     pdf.add_page()   # on its own page: a teacher can keep it back
     _heading(pdf, pdf.t("handout.answers_title"))
     for i, (q, order) in enumerate(zip(ho.questions, ho.orders, strict=True), start=1):
-        answer = f"**{i}. {pdf.t('handout.answer')}** {_answer_text(q, order)}"
+        answer = pdf.t("handout.answer_line", i=i, answer=_answer_text(q, order))   # no space after “答案：”
         _need(pdf, _para_height(pdf, answer) + _para_height(pdf, q.explanation, SMALL, 5))
         _para(pdf, answer)
         _para(pdf, q.explanation, size=SMALL, color=GREY, indent=5)
@@ -412,6 +456,7 @@ def render(ho: Handout) -> bytes:
     _pipeline(pdf, ho)
     _worked(pdf, ho)
     _questions(pdf, ho)
-    _glossary(pdf, ho)
+    if ho.glossary:
+        _glossary(pdf, ho)
     _answers(pdf, ho)
     return bytes(pdf.output())

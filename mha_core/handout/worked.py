@@ -1,8 +1,10 @@
 """The hand-sized worked example: n = 3 tokens, d_model = 4, h = 2 heads of d_head = 2, small integer weights.
 
-The inputs are data (chosen so that every score QKᵀ is a small integer and the products stay in one digit); every
-number the handout prints from them is a field of the ``Trace`` that ``mha_core.multi_head_attention`` returns, or
-``exp`` of its scaled scores (the table a student needs to do the softmax by hand).
+The inputs are data, chosen so that every score QKᵀ is a small integer and, above all, so that the two heads look
+at *different other tokens* (the point of having several heads): head 1 puts its largest weight on the previous
+token (the first token, which has none, on itself), head 2 on "mice" from every token. Every number the handout
+prints from them is a field of the ``Trace`` that ``mha_core.multi_head_attention`` returns, or ``exp`` of its
+scaled scores (the table a student needs to do the softmax by hand).
 """
 
 from __future__ import annotations
@@ -14,22 +16,26 @@ import numpy as np
 from mha_core.attention import Trace, multi_head_attention
 
 N_HEADS = 2
-# Row-vector convention, as in the core: Q = X @ W_Q. Entries in {-1, 0, 1, 2}.
-X = ((1, 0, 1, 0),
+# Row-vector convention, as in the core: Q = X @ W^Q. Entries in {-1, 0, 1, 2}. Each token is one-hot in the first
+# three columns; the fourth column (1 for every token) lets W^Q give all queries a shared part.
+X = ((1, 0, 0, 1),
      (0, 1, 0, 1),
-     (1, 1, 0, 0))
-W_Q = ((1, 0, 0, 1),
+     (0, 0, 1, 1))
+# Columns 1-2 are head 1, columns 3-4 head 2. Head 1: q(cats) = 2·k(cats), q(chase) = 2·k(cats),
+# q(mice) = 2·k(chase), so each token's query matches the previous token's key. Head 2: every query has a positive
+# dot product with k(mice) = (2, 1), larger than with the other keys.
+W_Q = ((2, 0, 0, 0),
+       (2, 0, 0, 1),
+       (0, 2, -1, 1),
+       (0, 0, 1, 0))
+W_K = ((1, 0, 0, 0),
        (0, 1, 1, 0),
-       (1, 0, 0, 0),
-       (0, 1, 0, 1))
-W_K = ((1, 0, 1, 0),
-       (0, 1, 0, 1),
-       (1, 0, 0, 0),
-       (0, 1, 1, 0))
-W_V = ((1, 0, 0, 2),
-       (0, 2, 1, 0),
-       (1, 0, 0, 0),
-       (0, 1, 0, 1))
+       (0, 0, 2, 1),
+       (0, 0, 0, 0))
+W_V = ((1, 0, 0, 1),
+       (0, 1, 1, 0),
+       (1, 1, 2, 0),
+       (0, 0, 0, 0))
 W_O = ((1, 0, 0, 0),
        (0, 0, 1, 0),
        (0, 1, 0, 0),
@@ -52,6 +58,10 @@ class Worked:
     def exp_scores(self) -> np.ndarray:
         """(h, n, n) e^s of the scaled scores: softmax by hand is e^s / (the row's sum of e^s)."""
         return np.exp(self.trace.scores)
+
+    def favourite(self) -> np.ndarray:
+        """(h, n): for each head and query, the key (token index) with the largest weight."""
+        return self.trace.weights.argmax(axis=-1)
 
     def exp_table(self) -> tuple[tuple[float, float], ...]:
         """(s, e^s) for each distinct scaled score, rounded as printed, ascending: the student's tiny e^x table."""
