@@ -108,9 +108,6 @@ def _zh_texts() -> dict[str, str]:
 
 
 CORNER_QUOTES = re.compile(r"[「」『』]")
-# quiz.toml belongs to the quiz helper of issue 24 (branch i24-quiz); these three are reported there, not edited here.
-# Remove this set when that branch has "**参考答案**：{text}" etc.
-KNOWN_ELSEWHERE = {"quiz.model_answer", "quiz.given", "quiz.expected"}
 SPACE_AFTER_FULL_WIDTH = re.compile(r"[：，；！？、（“] +")
 
 
@@ -120,7 +117,7 @@ def test_chinese_typography():
     texts = _zh_texts()
     corner = sorted(k for k, v in texts.items() if CORNER_QUOTES.search(v))
     spaced = {k: m.group(0) for k, v in texts.items() for m in [SPACE_AFTER_FULL_WIDTH.search(v)]
-              if m and k not in KNOWN_ELSEWHERE}
+              if m}
     assert not corner, corner
     assert not spaced, spaced
 
@@ -147,3 +144,12 @@ def test_wording_fixed_in_issue_24():
         assert "recipe" in en[key] and "训练方法" in zh[key]
     assert "own W^Q" in en["cross.masks_intro"] and "各有自己的 W^Q" in zh["cross.masks_intro"]
     assert not sorted(k for k, v in zh.items() if "提示词" in v)
+
+
+def test_a_misconception_has_one_name_in_zh():
+    """The quiz's category and its question title name the myth alike (issue 24 item 18: 由人指定 vs 由人设计)."""
+    from mha_core.quiz import load_questions
+
+    for lang in LANGS:
+        title = next(q for q in load_questions(lang) if q.id == "myth-designed").title
+        assert translate(lang, "quiz.sections.myth_designed") == title
