@@ -13,7 +13,7 @@ import streamlit as st
 
 from mha_core.errors import LabError
 from mha_core.handout import QUESTION_IDS, check_handout, handout_pdf
-from mha_core.quiz.moodle import moodle_xml
+from mha_core.quiz.moodle import DEFAULT_VARIANTS, moodle_xml
 from mha_core.settings import Settings
 from mha_core.ui import render
 from mha_core.ui.i18n import lang, t
@@ -62,5 +62,5 @@ def moodle_button(key: str) -> None:
         return
     st.download_button(
         t("handout.moodle_download"), data, file_name=f"mha-quiz-moodle-{code}.xml", mime="application/xml",
-        key=key, help=t("handout.moodle_help"), on_click="ignore", icon=":material/quiz:",
+        key=key, help=t("handout.moodle_help", variants=DEFAULT_VARIANTS), on_click="ignore", icon=":material/quiz:",
     )
