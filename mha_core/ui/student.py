@@ -8,13 +8,15 @@ HTML, and without bidirectional overrides.
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
-from mha_core.classroom import ClassInfo, Member, SaveOutcome, normalize_code, pretty, shown_name
+from mha_core.classroom import ClassInfo, Member, SaveOutcome, clean_name, normalize_code, pretty, shown_name
 from mha_core.errors import LabError
 from mha_core.quiz.store import ProgressStore, new_student_id, valid_student_id
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.classdb import join_limiter, source_address, storage
 from mha_core.ui.i18n import t
 
 STUDENT_KEY = "quiz_student"      # session: this student's id (the key to their progress and membership)
@@ -71,9 +73,18 @@ def member() -> Member | None:
 
 def join(code_text: str, name_text: str) -> Member:
     """Join a class under this student's id; answers graded before joining count for the class too. A name
-    changes only for the session that joined with this key (not for whoever has the link). LabError if refused."""
+    changes only for the session that joined with this key (not for whoever has the link). A new student takes a
+    token from the class's and this address's join limits (coming back takes none). LabError if refused."""
     ss = st.session_state
     joined = ss.setdefault(JOINED_KEY, set())
+    clean_name(name_text)  # a name that cannot be one costs no join
+    info = storage().find_class(code_text)
+    if not storage().is_member(info.id, student_id()):
+        if info.closed or info.locked:  # said before any token is taken (Storage.join checks it again, atomically)
+            raise LabError("class_closed" if info.closed else "class_locked", code=info.code)
+        wait = join_limiter().take(info.id, source_address())
+        if wait > 0:
+            raise LabError("class_join_wait", seconds=math.ceil(wait))
     m = storage().join(code_text, student_id(), name_text, rename=normalize_code(code_text) in joined)
     ss[MEMBER_KEY] = m
     joined.add(m.code)
@@ -95,34 +106,38 @@ def keep_class_in_url(m: Member) -> None:
         st.query_params[CLASS_PARAM] = m.code
 
 
-def gone_link() -> str | None:
-    """The class code of a link whose class is no longer in the database (after a reload or a restart)."""
+def gone_link() -> LabError | None:
+    """Why a link's class cannot be restored (after a reload or a restart): the class is no longer in the database
+    (class_gone), or the teacher removed this student from it (class_removed); None otherwise."""
     code, key = st.query_params.get(CLASS_PARAM), st.query_params.get(STUDENT_PARAM)
     if not code or normalize_code(code) is None or not valid_student_id(key):
         return None
     try:
-        storage().find_class(code)
+        info = storage().find_class(code)
+        removed = storage().was_removed(info.id, key)
     except LabError as err:
-        return normalize_code(code) if err.key == "class_code_unknown" else None
-    return None
+        return LabError("class_gone", code=normalize_code(code)) if err.key == "class_code_unknown" else None
+    return LabError("class_removed", code=info.code) if removed else None
 
 
 def show_gone_link() -> None:
-    """Say so when the link names a class that is no longer in the database."""
+    """Say so when the link names a class that is no longer in the database, or one this student was removed
+    from."""
     gone = gone_link()
     if gone is not None:
-        render.show_error(LabError("class_gone", code=gone))
+        render.show_error(gone)
 
 
 def class_now(m: Member) -> ClassInfo | None:
     """The member's class as stored now; shows why when it is gone (or the database cannot say)."""
     try:
         info = storage().class_of(m)
+        removed = info is None and storage().was_removed(m.class_id, m.key)
     except LabError as err:
         render.show_error(err)
         return None
     if info is None:
-        render.show_error(LabError("class_gone", code=m.code))
+        render.show_error(LabError("class_removed" if removed else "class_gone", code=m.code))
     return info
 
 
