@@ -235,3 +235,25 @@ def test_wrong_passwords_decay_with_time(store):
     now[0] += SOURCE.leak * SOURCE.ceiling
     assert lim.failures("ip:192.0.2.2") == 0 and lim.attempt(lambda: True, "ip:192.0.2.2", "session:x").ok
 
+
+
+def test_ten_students_racing_for_one_name_leave_one_holder(store):
+    import threading
+
+    info = store.create_class()
+    barrier, outcomes = threading.Barrier(10), []
+
+    def go(i: int) -> None:
+        barrier.wait()
+        try:
+            store.join(info.code, f"{i:032x}", "Ann" if i % 2 else "ANN")
+            outcomes.append("in")
+        except LabError as err:
+            outcomes.append(err.key)
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(10)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(outcomes) == ["class_name_taken"] * 9 + ["in"] and len(store.students(info.id)) == 1
