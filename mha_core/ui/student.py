@@ -9,6 +9,7 @@ HTML, and without bidirectional overrides.
 from __future__ import annotations
 
 import math
+import time
 
 import streamlit as st
 
@@ -24,6 +25,8 @@ MEMBER_KEY = "classroom_member"   # session: Member once joined
 JOINED_KEY = "classroom_joined"   # session: class codes this session joined (only they may rename)
 REVEAL_KEY = "classroom_reveal"   # session: whether this student's class shows explanations
 FLASH_KEY = "classroom_flash"     # session: a LabError a class callback left, to show once
+TOLD_REMOVED_KEY = "classroom_told_removed"  # session: (class, time) of a removal just shown (not twice a run)
+TOLD_FOR_S = 2.0
 STUDENT_PARAM = "student"         # URL: ?student=<id> brings the progress back after a reload
 CLASS_PARAM = "class"             # URL: ?class=<code> opens the class page's join form (and restores membership)
 
@@ -55,10 +58,23 @@ def show_flash() -> None:
 # --- membership ---
 
 def member() -> Member | None:
-    """The class this session belongs to: from the session, else restored from ?class=…&student=… after a reload."""
+    """The class this session belongs to: from the session, else restored from ?class=…&student=… after a reload.
+    A student the teacher removed is told so here (on whatever page they are, the live lesson's too) and is no
+    longer a member: one indexed read per full run, none in the live lesson's polls."""
     ss = st.session_state
     if isinstance(ss.get(MEMBER_KEY), Member):
-        return ss[MEMBER_KEY]
+        m = ss[MEMBER_KEY]
+        try:
+            removed = storage().was_removed(m.class_id, m.key)
+        except LabError:  # the database cannot say: keep the membership (its own calls report the trouble)
+            return m
+        if not removed:
+            return m
+        for key in (MEMBER_KEY, REVEAL_KEY):
+            ss.pop(key, None)
+        render.show_error(LabError("class_removed", code=m.code))
+        ss[TOLD_REMOVED_KEY] = (m.code, time.time())
+        return None
     code, key = st.query_params.get(CLASS_PARAM), st.query_params.get(STUDENT_PARAM)
     if not code or not key or normalize_code(code) is None:
         return None
@@ -124,7 +140,9 @@ def show_gone_link() -> None:
     """Say so when the link names a class that is no longer in the database, or one this student was removed
     from."""
     gone = gone_link()
-    if gone is not None:
+    code, at = st.session_state.pop(TOLD_REMOVED_KEY, (None, 0.0))
+    told = code is not None and code == gone.params.get("code") if gone is not None else False
+    if gone is not None and not (gone.key == "class_removed" and told and time.time() - at < TOLD_FOR_S):
         render.show_error(gone)
 
 
