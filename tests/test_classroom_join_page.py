@@ -78,8 +78,9 @@ def test_a_taken_name_is_refused_and_its_owner_still_gets_back_in(store, lang):
     other = joined(info.code, "  ANN   lee ", lang)
     assert translate(lang, "errors.class_name_taken") in errors(other)
     assert student.MEMBER_KEY not in other.session_state and len(store.students(info.id)) == 1
-    back = ok(open_page(PAGE, lang, query={"class": info.code, "student": key_of(ann)}))  # a reload, a restart
-    assert back.session_state[student.MEMBER_KEY].name == "Ann Lee" and not errors(back)
+    assert ann.query_params[student.STUDENT_PARAM] == key_of(ann)    # the class page's address keeps her id …
+    back = ok(open_page(PAGE, lang, query={"class": info.code, "student": ann.query_params["student"]}))
+    assert back.session_state[student.MEMBER_KEY].name == "Ann Lee" and not errors(back)  # … so a reload finds her
     again = rejoin(ann, "ann lee")                                    # or the join form once more, same id
     assert not errors(again) and len(store.students(info.id)) == 1
 

@@ -117,9 +117,12 @@ def leave() -> None:
 
 
 def keep_class_in_url(m: Member) -> None:
-    """Write ?class=CODE so that a reload finds the class again."""
+    """Write ?class=CODE&student=ID so that a reload finds the class and this student again (without the id a
+    reload of the class page made a new student, whose own name was then taken)."""
     if st.query_params.get(CLASS_PARAM) != m.code:
         st.query_params[CLASS_PARAM] = m.code
+    if st.query_params.get(STUDENT_PARAM) != m.key:
+        st.query_params[STUDENT_PARAM] = m.key
 
 
 def gone_link() -> LabError | None:
