@@ -170,3 +170,34 @@ def test_a_student_removed_while_on_a_lesson_page_is_told_there(store):
     ok(bo.run())
     assert translate("en", "errors.class_removed", code=info.code) in errors(bo)
     assert student.MEMBER_KEY not in bo.session_state                 # no longer following, heartbeating, voting
+
+
+def test_the_join_limit_is_per_source_address_behind_trusted_proxies_only(store, monkeypatch):
+    """The address the join limiter counts is the password limiter's: the peer, or X-Real-IP when the peer is one
+    of MHA_TRUSTED_PROXIES (anyone else could write that header)."""
+    from types import SimpleNamespace
+
+    from mha_core.ui import classdb
+
+    def seen(peer: str, real: str | None, trusted: str) -> str:
+        headers = {} if real is None else {"X-Real-IP": real}
+        monkeypatch.setattr(classdb, "st", SimpleNamespace(context=SimpleNamespace(ip_address=peer, headers=headers)))
+        monkeypatch.setenv("MHA_TRUSTED_PROXIES", trusted)
+        return classdb.source_address()
+
+    assert seen("127.0.0.1", "203.0.113.9", "127.0.0.1") == "203.0.113.9"
+    assert seen("198.51.100.7", "203.0.113.9", "127.0.0.1") == "198.51.100.7"  # a forged header is ignored
+    assert seen("198.51.100.7", None, "") == "198.51.100.7"
+    monkeypatch.undo()
+
+    monkeypatch.setenv("MHA_DATABASE_URL", store.engine.url.render_as_string(hide_password=False))
+    monkeypatch.setenv("MHA_TEACHER_PASSWORD", PASSWORD)
+    monkeypatch.setenv("MHA_JOIN_LIMITS", "2/1,100/100")
+    info = store.create_class()
+    monkeypatch.setattr(student, "source_address", lambda: "192.0.2.1")
+    assert not errors(joined(info.code, "A1")) and not errors(joined(info.code, "A2"))
+    wait = translate("en", "errors.class_join_wait", seconds=60)[:30]
+    assert any(e.startswith(wait) for e in errors(joined(info.code, "A3")))  # this address's burst is spent
+    monkeypatch.setattr(student, "source_address", lambda: "192.0.2.2")
+    assert not errors(joined(info.code, "B1"))                           # another address is not
+    assert [s.name for s in store.students(info.id)] == ["A1", "A2", "B1"]
