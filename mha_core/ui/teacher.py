@@ -272,7 +272,7 @@ def _remove(info: ClassInfo) -> None:
             ss.pop(REMOVE_PICK_KEY, None)
         cols = st.columns([3, 1], vertical_alignment="bottom")
         cols[0].selectbox(t("classroom.remove_pick"), list(by_id), key=REMOVE_PICK_KEY, index=None,
-                          format_func=by_id.__getitem__)
+                          format_func=by_id.__getitem__, placeholder=t("classroom.remove_placeholder"))
         cols[1].button(t("classroom.remove_button"), key=REMOVE_KEY, icon=":material/person_remove:",
                        on_click=_on_remove_ask, args=(info.id, by_id), disabled=ss.get(REMOVE_PICK_KEY) is None,
                        width="stretch")
