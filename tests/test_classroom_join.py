@@ -257,3 +257,22 @@ def test_ten_students_racing_for_one_name_leave_one_holder(store):
     for th in threads:
         th.join()
     assert sorted(outcomes) == ["class_name_taken"] * 9 + ["in"] and len(store.students(info.id)) == 1
+
+
+def test_joins_racing_from_one_address_never_overdraw_the_bucket(store):
+    import threading
+
+    now = [30_000.0]
+    lim = _limiter(store, now)                                        # the clock stands still: no refill
+    barrier, waits = threading.Barrier(20), []
+
+    def go() -> None:
+        barrier.wait()
+        waits.append(lim.take(3, "203.0.113.50"))
+
+    threads = [threading.Thread(target=go) for _ in range(20)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sum(w == 0 for w in waits) == JoinLimits().address.burst and len(waits) == 20
