@@ -15,6 +15,7 @@ from mha_core.classroom.aggregates import (
 from mha_core.classroom.auth import SESSION, SOURCE, Policy, RateLimiter, configured_password, password_matches
 from mha_core.classroom.codes import ALPHABET, BITS, new_code, normalize_code, pretty
 from mha_core.classroom.config import database_url, sqlite_url
+from mha_core.classroom.joins import Bucket, JoinLimiter, JoinLimits, join_limits
 from mha_core.classroom.names import MAX_NAME, clean_name, shown_name
 from mha_core.classroom.storage import (
     AnswerRow,
@@ -25,6 +26,7 @@ from mha_core.classroom.storage import (
     SaveOutcome,
     Storage,
     StudentRow,
+    Turnout,
     VoteRow,
     make_engine,
 )
@@ -36,9 +38,12 @@ __all__ = [
     "SESSION",
     "SOURCE",
     "AnswerRow",
+    "Bucket",
     "ClassAnswer",
     "ClassInfo",
     "Dashboard",
+    "JoinLimiter",
+    "JoinLimits",
     "DatabaseError",
     "Member",
     "Policy",
@@ -48,6 +53,7 @@ __all__ = [
     "Storage",
     "StudentRow",
     "StudentScore",
+    "Turnout",
     "VoteRow",
     "VoteStat",
     "WrongAnswer",
@@ -56,6 +62,7 @@ __all__ = [
     "configured_password",
     "dashboard",
     "database_url",
+    "join_limits",
     "make_engine",
     "new_code",
     "normalize_code",

@@ -55,14 +55,22 @@ PRUNE_AFTER_S = 3600.0  # rows untouched this long (and not blocking) are delete
 _POLICIES = MappingProxyType({"session": SESSION, "ip": SOURCE})
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """What a try at the password gave: in, or not (``wait`` > 0: refused unchecked, try again in that long)."""
+
+    ok: bool
+    wait: float
+
+
 @dataclass
 class RateLimiter:
     """Back-off for wrong passwords per source (``"ip:<address>"``, ``"session:<id>"``), kept in the class
     database so that no client can reset it (a cache clear) and every replica sees the same counts.
 
     A try is allowed only when none of its keys is blocked; only checked tries count (a refused one changes
-    nothing), counts leak away with time, and a right password forgets the session's count. Wall-clock time:
-    replicas share it.
+    nothing), counts leak away with time, and a right password forgets the session's and the source's counts.
+    Wall-clock time: replicas share it.
     """
 
     storage: Storage
@@ -115,10 +123,29 @@ class RateLimiter:
                     return block
         raise RuntimeError("the limiter row kept changing under us")
 
-    def succeeded(self, key: str) -> None:
-        """Forget ``key``'s wrong tries (a right password)."""
+    def succeeded(self, *keys: str) -> None:
+        """Forget the wrong tries (and any back-off) of every key given (a right password)."""
         with self.storage.writing() as conn:
-            conn.execute(limiter.delete().where(limiter.c.key == key))
+            conn.execute(limiter.delete().where(limiter.c.key.in_(keys)))
+
+    def attempt(self, matches: Callable[[], bool], source: str, session: str) -> Attempt:
+        """One try at the password from ``session`` at ``source``: refused unchecked while either is backing off;
+        a wrong password counts for both; a right one clears both.
+
+        Clearing the source matters on a shared address (a school's NAT): students' wrong tries there would
+        otherwise stay counted after the teacher got in, so one more wrong try put the address straight back
+        into back-off and the teacher's next login (a reload, the presenter's window) was refused again. Brute
+        force stays bounded: only a right password clears, and whoever knows it needs no guessing.
+        """
+        wait = self.wait(source, session)
+        if wait > 0:  # refused unchecked: it costs nothing and tells nothing
+            return Attempt(False, wait)
+        if matches():
+            self.succeeded(source, session)
+            return Attempt(True, 0.0)
+        self.failed(session)
+        self.failed(source)
+        return Attempt(False, 0.0)
 
     def rows(self) -> int:
         """How many sources the table remembers (bounded: idle ones are pruned)."""

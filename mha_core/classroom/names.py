@@ -3,6 +3,7 @@ and the same names made safe to show (bidirectional overrides neutralised on the
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
@@ -38,3 +39,18 @@ def shown_name(name: str) -> str:
     """A stored name as the dashboard and the CSV show it: bidirectional controls removed (the letters of any
     script, right-to-left ones included, stay as they are)."""
     return BIDI_CONTROLS.sub("", name)
+
+
+NAME_KEY_LENGTH = 128
+
+
+def name_key(name: str) -> str:
+    """What makes two display names the same within a class: NFKC, case folded, format characters (zero-width,
+    bidirectional controls) dropped, runs of white space made one space; long keys end in a hash (a bounded
+    column). "Ann", "ＡＮＮ", " ann " and "A\u200bnn" are one name."""
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = " ".join(text.split())
+    if len(text) <= NAME_KEY_LENGTH:
+        return text
+    return text[:NAME_KEY_LENGTH - 41] + "#" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]

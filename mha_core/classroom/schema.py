@@ -19,10 +19,12 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     exc,
+    false,
+    inspect,
     select,
 )
 
-from mha_core.classroom.names import MAX_NAME
+from mha_core.classroom.names import MAX_NAME, NAME_KEY_LENGTH, name_key
 
 KEY_LENGTH = 64  # a student id: 32 hex digits today (128 bits); room for a longer one
 
@@ -41,6 +43,8 @@ classes = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("closed", Boolean, nullable=False, default=False),
     Column("reveal", Boolean, nullable=False, default=False),
+    # v4: no new students (those who joined before can still come back); added by _join_guards on old databases
+    Column("locked", Boolean, nullable=False, default=False, server_default=false()),
 )
 
 students = Table(
@@ -50,7 +54,24 @@ students = Table(
     Column("key", String(KEY_LENGTH), nullable=False),  # the quiz's student id (seeds the numbers)
     Column("name", String(MAX_NAME), nullable=False),
     Column("joined_at", DateTime(timezone=True), nullable=False),
+    # v4: the name as compared (names.name_key): one student per name in a class; NULL never collides
+    Column("name_key", String(NAME_KEY_LENGTH), nullable=True),
     UniqueConstraint("class_id", "key", name="uq_student_key"),
+    UniqueConstraint("class_id", "name_key", name="uq_student_name"),
+)
+
+removed = Table(
+    "mha_removed", metadata,  # v4: students the teacher removed: their session is told, their id cannot rejoin
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), primary_key=True),
+    Column("key", String(KEY_LENGTH), primary_key=True),
+    Column("removed_at", DateTime(timezone=True), nullable=False),
+)
+
+join_buckets = Table(
+    "mha_join_buckets", metadata,  # v4: token buckets of the join limiter (mha_core.classroom.joins)
+    Column("key", String(160), primary_key=True),          # "class:<id>" or "ip:<address>"
+    Column("tokens", Float, nullable=False),               # joins still allowed now (refilled with time)
+    Column("updated_at", Float, nullable=False),           # epoch seconds (wall clock: shared by replicas)
 )
 
 answers = Table(
@@ -133,10 +154,31 @@ def _wider_student_key(conn: Connection) -> None:
         conn.exec_driver_sql(f"ALTER TABLE mha_students ALTER COLUMN key TYPE VARCHAR({KEY_LENGTH})")
 
 
+def _join_guards(conn: Connection) -> None:
+    """v4: mha_classes.locked and mha_students.name_key on a database made before them (create_all makes the new
+    tables and, on a new database, the columns: then this does nothing). Names stored before are given their key,
+    oldest first; a later duplicate of a name in the same class keeps NULL (it stays, nobody else can take it)."""
+    have = inspect(conn)
+    if "locked" not in {c["name"] for c in have.get_columns("mha_classes")}:
+        conn.exec_driver_sql("ALTER TABLE mha_classes ADD COLUMN locked BOOLEAN NOT NULL DEFAULT FALSE")
+    if "name_key" in {c["name"] for c in have.get_columns("mha_students")}:
+        return
+    conn.exec_driver_sql(f"ALTER TABLE mha_students ADD COLUMN name_key VARCHAR({NAME_KEY_LENGTH})")
+    seen: set[tuple[int, str]] = set()
+    for row in conn.execute(select(students.c.id, students.c.class_id, students.c.name).order_by(students.c.id)):
+        k = (row.class_id, name_key(row.name))
+        if k not in seen:
+            seen.add(k)
+            conn.execute(students.update().where(students.c.id == row.id).values(name_key=k[1]))
+    conn.exec_driver_sql("CREATE UNIQUE INDEX uq_student_name ON mha_students (class_id, name_key)")
+
+
 # Each step upgrades version n-1 to n. Version 1 is the tables above (create_all); add steps, never edit them.
 # v2 adds mha_progress and mha_limiter (create_all makes them) and widens mha_students.key.
 # v3 adds the live lesson's mha_plans, mha_live, mha_votes and mha_presence (create_all makes them).
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None, _wider_student_key, lambda conn: None)
+# v4 adds mha_removed, mha_join_buckets (create_all), mha_classes.locked and mha_students.name_key (_join_guards).
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None, _wider_student_key, lambda conn: None,
+                                                       _join_guards)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

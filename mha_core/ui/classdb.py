@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from mha_core.classroom import RateLimiter, Storage, database_url
+from mha_core.classroom.joins import JoinLimiter, join_limits
 
 PROXIES_ENV = "MHA_TRUSTED_PROXIES"  # comma-separated addresses of load balancers whose X-Real-IP is believed
 
@@ -40,6 +41,11 @@ def storage() -> Storage:
 def limiter() -> RateLimiter:
     """Wrong-password back-off per source, in the database (shared by every session and replica)."""
     return RateLimiter(storage())
+
+
+def join_limiter() -> JoinLimiter:
+    """New students per class and per source address, in the database (limits: MHA_JOIN_LIMITS or defaults)."""
+    return JoinLimiter(storage(), join_limits(os.environ))
 
 
 def source_address() -> str:

@@ -8,8 +8,14 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import segno
 import streamlit as st
 
+from mha_core.errors import LabError
+from mha_core.ui import render
+from mha_core.ui.classdb import storage
+from mha_core.ui.i18n import t
 from mha_core.ui.nav import spec
 from mha_core.ui.student import CLASS_PARAM
+
+TURNOUT_POLL_S = 2.0
 
 
 def join_link(code: str) -> str:
@@ -33,3 +39,18 @@ def qr_png(link: str) -> bytes:
     out = io.BytesIO()
     segno.make(link, error="m").save(out, kind="png", scale=12, border=2)
     return out.getvalue()
+
+
+@st.fragment(run_every=TURNOUT_POLL_S)
+def turnout(class_id: int) -> None:
+    """On the presenter's bar: how many joined and how many voted in the open round, so that a flood of fake
+    students shows on the projector."""
+    try:
+        now = storage().turnout(class_id)
+    except LabError as err:
+        render.show_error(err)
+        return
+    if now.voted is None:
+        st.markdown(f":material/group: {t('classroom.turnout_no_vote', joined=now.joined)}")
+    else:
+        st.markdown(f":material/group: {t('classroom.turnout', joined=now.joined, voted=now.voted)}")

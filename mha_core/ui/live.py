@@ -47,7 +47,7 @@ from mha_core.lesson.plan import QUIZ_PAGE
 from mha_core.ui import present, render, student
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import bound_t, t
-from mha_core.ui.join import join_link, qr_png
+from mha_core.ui.join import join_link, qr_png, turnout
 from mha_core.ui.nav import available_pages, spec
 
 FOLLOW_POLL_S = 1.0   # a member's poll of the class's live state while the class is live
@@ -432,6 +432,7 @@ def _presenter(current_key: str) -> None:
     plan, state = ss[PLAN_KEY], _published()
     with st.container(border=True, key=BAR_KEY):
         _presenter_clock(lesson, current_key)
+        turnout(lesson.class_id)  # joined and voted: a flood of fake students shows on the projector
         cols = st.columns([1, 1, 1, 1])
         cols[0].button(t("live.prev"), key=PREV_KEY, icon=":material/skip_previous:", on_click=_on_step,
                        args=(-1,), disabled=state.step == 0, width="stretch")

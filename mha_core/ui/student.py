@@ -8,13 +8,16 @@ HTML, and without bidirectional overrides.
 
 from __future__ import annotations
 
+import math
+import time
+
 import streamlit as st
 
-from mha_core.classroom import ClassInfo, Member, SaveOutcome, normalize_code, pretty, shown_name
+from mha_core.classroom import ClassInfo, Member, SaveOutcome, clean_name, normalize_code, pretty, shown_name
 from mha_core.errors import LabError
 from mha_core.quiz.store import ProgressStore, new_student_id, valid_student_id
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.classdb import join_limiter, source_address, storage
 from mha_core.ui.i18n import t
 
 STUDENT_KEY = "quiz_student"      # session: this student's id (the key to their progress and membership)
@@ -22,6 +25,8 @@ MEMBER_KEY = "classroom_member"   # session: Member once joined
 JOINED_KEY = "classroom_joined"   # session: class codes this session joined (only they may rename)
 REVEAL_KEY = "classroom_reveal"   # session: whether this student's class shows explanations
 FLASH_KEY = "classroom_flash"     # session: a LabError a class callback left, to show once
+TOLD_REMOVED_KEY = "classroom_told_removed"  # session: (class, time) of a removal just shown (not twice a run)
+TOLD_FOR_S = 2.0
 STUDENT_PARAM = "student"         # URL: ?student=<id> brings the progress back after a reload
 CLASS_PARAM = "class"             # URL: ?class=<code> opens the class page's join form (and restores membership)
 
@@ -53,10 +58,23 @@ def show_flash() -> None:
 # --- membership ---
 
 def member() -> Member | None:
-    """The class this session belongs to: from the session, else restored from ?class=…&student=… after a reload."""
+    """The class this session belongs to: from the session, else restored from ?class=…&student=… after a reload.
+    A student the teacher removed is told so here (on whatever page they are, the live lesson's too) and is no
+    longer a member: one indexed read per full run, none in the live lesson's polls."""
     ss = st.session_state
     if isinstance(ss.get(MEMBER_KEY), Member):
-        return ss[MEMBER_KEY]
+        m = ss[MEMBER_KEY]
+        try:
+            removed = storage().was_removed(m.class_id, m.key)
+        except LabError:  # the database cannot say: keep the membership (its own calls report the trouble)
+            return m
+        if not removed:
+            return m
+        for key in (MEMBER_KEY, REVEAL_KEY):
+            ss.pop(key, None)
+        render.show_error(LabError("class_removed", code=m.code))
+        ss[TOLD_REMOVED_KEY] = (m.code, time.time())
+        return None
     code, key = st.query_params.get(CLASS_PARAM), st.query_params.get(STUDENT_PARAM)
     if not code or not key or normalize_code(code) is None:
         return None
@@ -71,9 +89,18 @@ def member() -> Member | None:
 
 def join(code_text: str, name_text: str) -> Member:
     """Join a class under this student's id; answers graded before joining count for the class too. A name
-    changes only for the session that joined with this key (not for whoever has the link). LabError if refused."""
+    changes only for the session that joined with this key (not for whoever has the link). A new student takes a
+    token from the class's and this address's join limits (coming back takes none). LabError if refused."""
     ss = st.session_state
     joined = ss.setdefault(JOINED_KEY, set())
+    clean_name(name_text)  # a name that cannot be one costs no join
+    info = storage().find_class(code_text)
+    if not storage().is_member(info.id, student_id()):
+        if info.closed or info.locked:  # said before any token is taken (Storage.join checks it again, atomically)
+            raise LabError("class_closed" if info.closed else "class_locked", code=info.code)
+        wait = join_limiter().take(info.id, source_address())
+        if wait > 0:
+            raise LabError("class_join_wait", seconds=math.ceil(wait))
     m = storage().join(code_text, student_id(), name_text, rename=normalize_code(code_text) in joined)
     ss[MEMBER_KEY] = m
     joined.add(m.code)
@@ -90,39 +117,48 @@ def leave() -> None:
 
 
 def keep_class_in_url(m: Member) -> None:
-    """Write ?class=CODE so that a reload finds the class again."""
+    """Write ?class=CODE&student=ID so that a reload finds the class and this student again (without the id a
+    reload of the class page made a new student, whose own name was then taken)."""
     if st.query_params.get(CLASS_PARAM) != m.code:
         st.query_params[CLASS_PARAM] = m.code
+    if st.query_params.get(STUDENT_PARAM) != m.key:
+        st.query_params[STUDENT_PARAM] = m.key
 
 
-def gone_link() -> str | None:
-    """The class code of a link whose class is no longer in the database (after a reload or a restart)."""
+def gone_link() -> LabError | None:
+    """Why a link's class cannot be restored (after a reload or a restart): the class is no longer in the database
+    (class_gone), or the teacher removed this student from it (class_removed); None otherwise."""
     code, key = st.query_params.get(CLASS_PARAM), st.query_params.get(STUDENT_PARAM)
     if not code or normalize_code(code) is None or not valid_student_id(key):
         return None
     try:
-        storage().find_class(code)
+        info = storage().find_class(code)
+        removed = storage().was_removed(info.id, key)
     except LabError as err:
-        return normalize_code(code) if err.key == "class_code_unknown" else None
-    return None
+        return LabError("class_gone", code=normalize_code(code)) if err.key == "class_code_unknown" else None
+    return LabError("class_removed", code=info.code) if removed else None
 
 
 def show_gone_link() -> None:
-    """Say so when the link names a class that is no longer in the database."""
+    """Say so when the link names a class that is no longer in the database, or one this student was removed
+    from."""
     gone = gone_link()
-    if gone is not None:
-        render.show_error(LabError("class_gone", code=gone))
+    code, at = st.session_state.pop(TOLD_REMOVED_KEY, (None, 0.0))
+    told = code is not None and code == gone.params.get("code") if gone is not None else False
+    if gone is not None and not (gone.key == "class_removed" and told and time.time() - at < TOLD_FOR_S):
+        render.show_error(gone)
 
 
 def class_now(m: Member) -> ClassInfo | None:
     """The member's class as stored now; shows why when it is gone (or the database cannot say)."""
     try:
         info = storage().class_of(m)
+        removed = info is None and storage().was_removed(m.class_id, m.key)
     except LabError as err:
         render.show_error(err)
         return None
     if info is None:
-        render.show_error(LabError("class_gone", code=m.code))
+        render.show_error(LabError("class_removed" if removed else "class_gone", code=m.code))
     return info
 
 

@@ -14,16 +14,19 @@ import streamlit as st
 
 from mha_core.classroom import (
     ClassInfo,
+    StudentRow,
     VoteStat,
     answers_csv,
     configured_password,
     dashboard,
     password_matches,
     pretty,
+    shown_name,
 )
 from mha_core.classroom.auth import PASSWORD_ENV
 from mha_core.classroom.charts import share_chart
 from mha_core.errors import LabError
+from mha_core.markdown import escape
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import describe
 from mha_core.quiz.model import Question
@@ -42,13 +45,17 @@ PASSWORD_IN_KEY = "classroom_pw_in"      # widget: the password typed (popped at
 LOGIN_FORM = "classroom_login"
 NEW_KEY, PRESENT_BUTTON_KEY = "classroom_new", "classroom_present"      # buttons
 LOGOUT_KEY, CSV_KEY = "classroom_logout", "classroom_csv"             # buttons
+REMOVE_PICK_KEY = "classroom_remove_pick"   # widget: the student to remove
+REMOVE_KEY, REMOVE_YES_KEY, REMOVE_NO_KEY = "classroom_remove", "classroom_remove_yes", "classroom_remove_no"
+REMOVING_KEY = "classroom_removing"         # session: (class id, student id, name) waiting for the confirmation
+REMOVED_KEY = "classroom_removed_name"      # session: the name just removed, to say so once
 REFRESH_SECONDS = 3
 
 KEPT: dict[str, object] = {TEACH_CODE_KEY: None}  # None: the newest class (state.init_state keeps the choice)
 
 
 def switch_key(kind: str, class_id: int) -> str:
-    """Widget key of a class's switch: "closed" or "reveal"."""
+    """Widget key of a class's switch: "closed", "locked" or "reveal"."""
     return f"classroom_{kind}_{class_id}"
 
 
@@ -76,21 +83,16 @@ def _on_login(expected: str) -> None:
     given = ss.pop(PASSWORD_IN_KEY, "") or ""
     source, session = limiter_keys()
     try:
-        lim = limiter()
-        wait = lim.wait(source, session)
-        if wait > 0:  # refused unchecked: it costs nothing and tells nothing
-            _flash(LabError("class_rate_limited", seconds=int(wait) + 1))
-            return
-        if password_matches(given, expected):
-            lim.succeeded(session)
-            ss[TEACHER_KEY] = True
-            return
-        lim.failed(session)
-        lim.failed(source)
+        tried = limiter().attempt(lambda: password_matches(given, expected), source, session)
     except LabError as err:  # no database, no check: the limiter cannot be skipped
         _flash(err)
         return
-    _flash(LabError("class_password_wrong"))
+    if tried.ok:
+        ss[TEACHER_KEY] = True
+    elif tried.wait > 0:
+        _flash(LabError("class_rate_limited", seconds=int(tried.wait) + 1))
+    else:
+        _flash(LabError("class_password_wrong"))
 
 
 def view() -> None:
@@ -118,6 +120,7 @@ def view() -> None:
         return
     _join_card(info)
     _switches(info)
+    _remove(info)
     lesson.plan_card(info.id, info.code)
     _downloads()
     live(info.id, info.code)
@@ -174,6 +177,8 @@ def _join_card(info: ClassInfo) -> None:
             st.code(link, language=None)
             if info.closed:
                 st.warning(t("classroom.closed_note"), icon=":material/lock:")
+            elif info.locked:
+                st.info(t("classroom.locked_note"), icon=":material/person_off:")
         with cols[1]:
             st.image(qr_png(link), caption=t("classroom.qr_caption"), width=320)
 
@@ -183,6 +188,8 @@ def _on_switch(kind: str, class_id: int) -> None:
         value = bool(st.session_state.get(switch_key(kind, class_id)))
         if kind == "closed":
             storage().set_closed(class_id, value)
+        elif kind == "locked":
+            storage().set_locked(class_id, value)
         else:
             storage().set_reveal(class_id, value)
     except LabError as err:
@@ -196,14 +203,79 @@ def _on_logout() -> None:
 def _switches(info: ClassInfo) -> None:
     ss = st.session_state
     ss[switch_key("closed", info.id)], ss[switch_key("reveal", info.id)] = info.closed, info.reveal
-    cols = st.columns(4)
+    ss[switch_key("locked", info.id)] = info.locked
+    cols = st.columns(3)
     cols[0].toggle(t("classroom.close"), key=switch_key("closed", info.id), on_change=_on_switch,
                    args=("closed", info.id), help=t("classroom.close_help"))
-    cols[1].toggle(t("classroom.reveal"), key=switch_key("reveal", info.id), on_change=_on_switch,
+    cols[1].toggle(t("classroom.lock"), key=switch_key("locked", info.id), on_change=_on_switch,
+                   args=("locked", info.id), help=t("classroom.lock_help"))
+    cols[2].toggle(t("classroom.reveal"), key=switch_key("reveal", info.id), on_change=_on_switch,
                    args=("reveal", info.id), help=t("classroom.reveal_help"))
-    cols[2].button(t("classroom.present"), key=PRESENT_BUTTON_KEY, icon=":material/slideshow:",
+    cols = st.columns(3)
+    cols[0].button(t("classroom.present"), key=PRESENT_BUTTON_KEY, icon=":material/slideshow:",
                    on_click=present.on_start, help=t("classroom.present_help"))
-    cols[3].button(t("classroom.logout"), key=LOGOUT_KEY, icon=":material/logout:", on_click=_on_logout)
+    cols[1].button(t("classroom.logout"), key=LOGOUT_KEY, icon=":material/logout:", on_click=_on_logout)
+
+
+# --- removing a student (a fake one, a name that should not be there) ---
+
+def _on_remove_ask(class_id: int, by_id: dict[int, str]) -> None:
+    sid = st.session_state.get(REMOVE_PICK_KEY)
+    if sid in by_id:
+        st.session_state[REMOVING_KEY] = (class_id, sid, by_id[sid])
+
+
+def _on_remove_yes() -> None:
+    ss = st.session_state
+    class_id, sid, name = ss.pop(REMOVING_KEY, (None, None, None))
+    if class_id is None:
+        return
+    try:
+        storage().remove_student(class_id, sid)
+    except LabError as err:
+        _flash(err)
+        return
+    ss[REMOVED_KEY] = name
+    ss.pop(REMOVE_PICK_KEY, None)
+
+
+def _on_remove_no() -> None:
+    st.session_state.pop(REMOVING_KEY, None)
+
+
+def _remove(info: ClassInfo) -> None:
+    """Remove a student with their answers and votes, after a confirmation (their session is told)."""
+    ss = st.session_state
+    done = ss.pop(REMOVED_KEY, None)
+    pending = ss.get(REMOVING_KEY)
+    with st.expander(t("classroom.remove_title"), icon=":material/person_remove:",
+                     expanded=bool(done or (pending and pending[0] == info.id))):
+        if done is not None:
+            st.success(t("classroom.remove_done", name=escape(shown_name(done))), icon=":material/check:")
+        try:
+            people: tuple[StudentRow, ...] = storage().students(info.id)
+        except LabError as err:
+            render.show_error(err)
+            return
+        if not people:
+            st.caption(t("classroom.remove_none"))
+            return
+        by_id = {p.id: shown_name(p.name) for p in people}
+        if pending and pending[0] == info.id and pending[1] in by_id:
+            st.warning(t("classroom.remove_confirm", name=escape(pending[2])), icon=":material/warning:")
+            cols = st.columns(2)
+            cols[0].button(t("classroom.remove_yes"), key=REMOVE_YES_KEY, type="primary",
+                           icon=":material/person_remove:", on_click=_on_remove_yes, width="stretch")
+            cols[1].button(t("classroom.remove_no"), key=REMOVE_NO_KEY, on_click=_on_remove_no, width="stretch")
+            return
+        if ss.get(REMOVE_PICK_KEY) not in by_id:
+            ss.pop(REMOVE_PICK_KEY, None)
+        cols = st.columns([3, 1], vertical_alignment="bottom")
+        cols[0].selectbox(t("classroom.remove_pick"), list(by_id), key=REMOVE_PICK_KEY, index=None,
+                          format_func=by_id.__getitem__, placeholder=t("classroom.remove_placeholder"))
+        cols[1].button(t("classroom.remove_button"), key=REMOVE_KEY, icon=":material/person_remove:",
+                       on_click=_on_remove_ask, args=(info.id, by_id), disabled=ss.get(REMOVE_PICK_KEY) is None,
+                       width="stretch")
 
 
 # --- the dashboard ---
@@ -213,7 +285,7 @@ def live(class_id: int, code: str) -> None:
     """The dashboard, refreshed every few seconds without reloading the page."""
     try:
         students, rows = storage().students(class_id), storage().answers(class_id)
-        votes = storage().votes(class_id)
+        votes, turnout = storage().votes(class_id), storage().turnout(class_id)
     except LabError as err:
         render.show_error(err)
         return
@@ -222,10 +294,12 @@ def live(class_id: int, code: str) -> None:
     titles = {q.id: q.title for q in questions}
     board = dashboard(students, rows, [q.id for q in questions], votes=votes)
     bound = bound_t()
-    m = st.columns(3)
+    m = st.columns(4)
     m[0].metric(t("classroom.m_students"), len(board.students))
-    m[1].metric(t("classroom.m_answers"), board.answers)
-    m[2].metric(t("classroom.m_right"), f"{board.right / board.answers:.0%}" if board.answers else "–")
+    m[1].metric(t("classroom.m_voted"), "–" if turnout.voted is None else turnout.voted,
+                help=None if turnout.voted is not None else t("classroom.no_open_vote"))
+    m[2].metric(t("classroom.m_answers"), board.answers)
+    m[3].metric(t("classroom.m_right"), f"{board.right / board.answers:.0%}" if board.answers else "–")
     st.subheader(t("classroom.share_title"))
     st.altair_chart(share_chart(board.questions, titles, x_title=t("classroom.share_axis"),
                                 y_title=t("classroom.col_question"), n_title=t("classroom.col_answered")),
