@@ -88,3 +88,77 @@ def test_no_internal_jargon_reaches_students(lang):
     for q in load_questions(lang):
         for text in (q.prompt, q.explanation, q.model_answer, *(o.text for o in q.options)):
             assert not re.search(r"knowledge point|知识点|kp-\d", text), (q.id, text)
+
+
+# Cue words (Haladyna et al. 2002): absolutes that only distractors use, or hedges that only keys use, point at the
+# key. zh uses only unambiguous words (每个 / 都 are ordinary grammar there, not absolutes).
+ABSOLUTES = {"en": r"\b(always|never|only|every|all|any|none|nothing|exactly)\b",
+             "zh": r"总是|从不|永远|只|所有|任何|全部|一定|完全|正好"}
+HEDGES = {"en": r"\b(may|might|can|possibly|often|usually|some|little|roughly|about)\b",
+          "zh": r"可能|往往|通常|大致|几乎|少量|一些|或许"}
+
+
+def _share(pattern: str, texts: list[str]) -> float:
+    return sum(bool(re.search(pattern, t, re.IGNORECASE)) for t in texts) / len(texts)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_absolutes_and_hedges_do_not_point_at_the_key(lang):
+    """Across the single-choice items, keys use absolute words at least half as often as distractors do, and hedges
+    at most twice as often (plus one item): the old bank had 'Always', 'Only', 'any single' in distractors only."""
+    keys = [o.text for q in _single(lang) for o in q.options if o.id in q.correct]
+    distractors = [o.text for q in _single(lang) for o in q.options if o.id not in q.correct]
+    assert _share(ABSOLUTES[lang], keys) >= _share(ABSOLUTES[lang], distractors) / 2
+    assert _share(HEDGES[lang], keys) <= 2 * _share(HEDGES[lang], distractors) + 1 / len(keys)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_within_an_item_the_key_is_not_the_only_hedged_or_the_only_unqualified_option(lang):
+    """The pruning key was the only hedged option and the only one without 'any' / 'Only' (issue 24 review)."""
+    for q in _single(lang):
+        hedged = {o.id for o in q.options if re.search(HEDGES[lang], o.text, re.IGNORECASE)}
+        absolute = {o.id for o in q.options if re.search(ABSOLUTES[lang], o.text, re.IGNORECASE)}
+        assert hedged != set(q.correct), (q.id, "only the key is hedged")
+        assert len(q.options) - len(absolute) != 1 or q.correct[0] in absolute, (q.id, "only the key is unqualified")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_distractor_that_is_arguably_true_comes_back(lang):
+    """Induction heads (like most heads) do park on the first token when nothing matches, and a fixed-offset head is
+    one position of a convolution kernel (Cordonnier et al. 2020, on the app's own why page): neither is a fair
+    distractor."""
+    qs = {q.id: q for q in load_questions(lang)}
+    induction = " ".join(o.text for o in qs["induction-head"].options if o.id not in qs["induction-head"].correct)
+    clark = " ".join(o.text for o in qs["clark-heads"].options if o.id not in qs["clark-heads"].correct)
+    assert not re.search(r"first token|第一个词元|首词", induction)
+    assert not re.search(r"convolution|卷积", clark)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_gqa_stem_does_not_give_the_answer_away(lang):
+    """The stem said '32 query heads share 8 K/V heads', so the key only repeated it and the MQA distractor
+    contradicted the stem: the stem names the model and h only."""
+    entry = next(e for e in structure()[1] if e.id == "gqa-shares")
+    q = next(q for q in load_questions(lang) if q.id == "gqa-shares")
+    model = preset(entry.preset)
+    stem = as_plain(q.stem).replace(model.name, "")
+    assert "K/V" not in stem and not re.search(rf"(?<!\d){model.n_kv_heads}(?!\d)", stem), stem
+
+
+def test_the_figures_typed_into_fixed_items_agree_with_the_counts():
+    """Items that draw no numbers type their givens; what is derived from them must be what mha_core.counts says."""
+    from mha_core.counts import param_counts
+
+    for lang in LANGS:
+        qs = {q.id: q for q in load_questions(lang)}
+        d_head = param_counts(768, 12)["q"] // 768 // 12
+        which = qs["scale-which"]
+        assert which.option("sqrt_dhead").text == f"√{d_head} = {d_head ** 0.5:g}"
+        assert which.option("sqrt_dmodel").text == f"√768 ≈ {768 ** 0.5:.1f}"
+        assert which.option("h").text == f"√12 ≈ {12 ** 0.5:.2f}" and which.option("dhead").text == str(d_head)
+        narrow = param_counts(512, 128)["q"] // 512 // 128
+        assert f"{narrow} " in qs["myth-more-heads"].option("too_narrow").text
+        full = param_counts(512, 8)
+        assert full["q"] == full["o"] == 512 * 512 and full["q"] // 8 == 512 * 64
+        assert "512 × 512" in qs["self-test-1b"].option("same").text
+        assert "512 × 64" in qs["self-test-1b"].option("one_over_h").text
