@@ -327,3 +327,37 @@ def test_every_full_run_of_a_follower_draws_the_teachers_values(store):
         ok(ann.run())
         assert ann.session_state[H_DIV.key] == 2
         assert ann.sidebar.select_slider(key=H_DIV.key).value == 2   # and that is what the page draws
+
+
+def forge(radio, value: str):  # noqa: ANN001, ANN201 - an AppTest Radio
+    """The radio sends ``value`` as a tampered browser would over the websocket (any string, not an option)."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+    from streamlit.testing.v1.element_tree import Radio
+
+    class Forged(Radio):
+        @property
+        def _widget_state(self) -> WidgetState:
+            return WidgetState(id=self.id, string_value=value)
+
+    radio.__class__ = Forged
+    return radio
+
+
+@pytest.mark.parametrize("forged", ["7", "-1", "abc", "nan", "1e400", "9" * 40, ""])
+def test_a_forged_ballot_is_refused_with_a_clear_message_and_nothing_stored(store, forged):
+    """A websocket value that is no option (Streamlit's radio hands an unknown value through as it came)."""
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann")
+    ok(at.button(key=live.OPEN_KEY).click().run())
+    ok(ann.run())
+    radio = next(r for r in ann.radio if r.key and r.key.startswith("live_choice_") and not r.disabled)
+    ok(radio.set_value(0).run())
+    radio = next(r for r in ann.radio if r.key and r.key.startswith("live_choice_") and not r.disabled)
+    forge(radio, forged)
+    ok(ann.button(key=live.SEND_KEY).click().run())
+    assert translate("en", "errors.vote_choice_bad") in [e.value for e in ann.error]
+    assert store.votes(info.id) == ()
+    assert translate("en", "live.vote_in") not in [s.value for s in ann.success]
+    vote(ann, 1)                                                 # a real option is still taken
+    assert [v.choice for v in store.votes(info.id)] == [1]

@@ -176,6 +176,34 @@ def test_a_vote_outside_its_open_round_is_refused(store, live_vote, key, round_)
     assert store.votes(class_id) == ()
 
 
+@pytest.mark.parametrize("choice", [3, 7, -1, 2**31, 10**30, True, 1.0, float("nan"), "1", "7", None],
+                         ids=["n", "7-of-3", "negative", "int32+1", "huge", "bool", "float", "nan", "str-1", "str-7",
+                              "none"])
+def test_a_ballot_outside_the_votes_options_is_refused_and_nothing_stored(store, choice):
+    class_id, (ann,) = _class_with(store, 1)
+    store.publish_live(class_id, _state(vote=_vote()))       # 3 options
+    with pytest.raises(LabError) as err:
+        store.cast_vote(ann, KEY, 1, choice, False)
+    assert err.value.key == "vote_choice_bad"
+    assert store.votes(class_id) == ()
+    store.cast_vote(ann, KEY, 1, 2, False)                   # the last option is one
+    assert [v.choice for v in store.votes(class_id)] == [2]
+
+
+def test_the_option_count_is_checked_by_the_statement_that_stores_the_ballot(store):
+    """The count is read from the stored live state in SQL: a vote with 2 options refuses choice 2 even when the
+    caller believes there are 3."""
+    class_id, (ann,) = _class_with(store, 1)
+    store.publish_live(class_id, _state(vote=VoteState(key=KEY, round=1, phase="open", answer=1, n_options=2)))
+    with pytest.raises(LabError) as err:
+        store.cast_vote(ann, KEY, 1, 2, False)
+    assert err.value.key == "vote_choice_bad" and store.votes(class_id) == ()
+    store.end_live(class_id)                                 # no vote (empty state): closed, not a bad choice
+    with pytest.raises(LabError) as err:
+        store.cast_vote(ann, KEY, 1, 0, False)
+    assert err.value.key == "vote_closed"
+
+
 def test_a_closed_vote_keeps_the_choice_made_while_open(store):
     class_id, (ann,) = _class_with(store, 1)
     store.publish_live(class_id, _state(vote=_vote()))

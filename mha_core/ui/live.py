@@ -33,6 +33,7 @@ from mha_core.lesson import (
     Plan,
     Step,
     VoteState,
+    ballot,
     browser_shows,
     default_plan,
     dropped,
@@ -726,17 +727,20 @@ def _vote_count(lesson: Lesson, key: str, round_: int) -> None:
 def _on_send(m: Member, vote: VoteState) -> None:
     """Send the student's vote; on trouble keep the choice and say why (it can be sent again)."""
     ss = st.session_state
-    choice = ss.get(choice_key(vote.key, vote.round))
-    if choice is None:  # the button is disabled until a choice is made
+    ck = choice_key(vote.key, vote.round)
+    if ss.get(ck) is None:  # the button is disabled until a choice is made
         return
     try:
-        storage().cast_vote(m, vote.key, vote.round, int(choice), int(choice) == vote.answer)
+        choice = ballot(ss[ck], vote.n_options)  # a forged websocket value: a clear message, nothing stored
+        storage().cast_vote(m, vote.key, vote.round, choice, choice == vote.answer)
     except LabError as err:  # DatabaseError included: nothing stored, the choice stays to send again
         render.flash(VOTE_FLASH_KEY, err)
         ss[VOTE_FAILED_KEY] = isinstance(err, DatabaseError)
+        if err.key == "vote_choice_bad":
+            ss[ck] = None  # not an option: the ballot is empty again
         return
     ss[VOTE_FAILED_KEY] = False
-    ss.setdefault(VOTED_KEY, {})[(vote.key, vote.round)] = int(choice)
+    ss.setdefault(VOTED_KEY, {})[(vote.key, vote.round)] = choice
 
 
 def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
