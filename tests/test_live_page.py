@@ -361,3 +361,83 @@ def test_a_forged_ballot_is_refused_with_a_clear_message_and_nothing_stored(stor
     assert translate("en", "live.vote_in") not in [s.value for s in ann.success]
     vote(ann, 1)                                                 # a real option is still taken
     assert [v.choice for v in store.votes(info.id)] == [1]
+
+
+def second_window() -> AppTest:
+    """The teacher's second window on the class page: logged in, the running lesson resumed from there."""
+    at = ok(open_page(PAGE, "en"))
+    ok(at.segmented_control(key="classroom_role").set_value("teacher").run())
+    at.text_input(key="classroom_pw_in").input(PASSWORD)
+    ok(next(b for b in at.button if b.key and b.key.startswith("FormSubmitter:classroom_login")).click().run())
+    ok(at.button(key=live.RESUME_KEY).click().run())
+    return ok(at)
+
+
+def test_a_stale_presenter_window_never_moves_the_class_back_and_can_take_over(store):
+    first = teach_live()
+    info = the_class(store)
+    stale = second_window()                                      # on step 0, like the first window now
+    ok(first.button(key=live.NEXT_KEY).click().run())
+    ok(first.button(key=live.NEXT_KEY).click().run())
+    version, state = store.read_live(info.id)
+    assert state.step == 2
+    ok(stale.button(key=live.NEXT_KEY).click().run())            # from its stale copy: step 1 - refused
+    assert store.read_live(info.id) == (version, state)          # the class stays on step 2
+    ok(stale)
+    plan = default_plan()
+    other = translate("en", "live.other_window", i=3, n=len(plan.steps), page=translate("en", f"nav.{state.page}"))
+    assert other in [w.value for w in stale.warning]
+    assert page_of(stale) == state.page                          # it reloaded: it shows where the class is
+    assert stale.button(key=live.NEXT_KEY).disabled and stale.button(key=live.PREV_KEY).disabled
+    ok(stale.button(key=live.TAKE_OVER_KEY).click().run())       # explicit: present from here
+    ok(stale.button(key=live.NEXT_KEY).click().run())
+    assert store.read_live(info.id)[1].step == 3
+    assert other not in [w.value for w in stale.warning]
+    ok(first.button(key=live.PREV_KEY).click().run())            # now the first window is the stale one
+    assert store.read_live(info.id)[1].step == 3
+    assert any(w.value.startswith(translate("en", "live.other_window", i=4, n=len(plan.steps), page="")[:40])
+               for w in ok(first).warning)
+
+
+def test_a_presenter_window_after_a_restart_says_the_lesson_runs_and_resumes_it(store):
+    at = teach_live()
+    info = the_class(store)
+    assert at.query_params[live.LESSON_QUERY] == info.code     # the presenter's address names its class
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    # a restart: the same address, a new session (not presenting, not logged in)
+    query = {"present": "1", live.LESSON_QUERY: info.code}
+    projector = ok(open_page(spec("prereq").script, "en", query=query))
+    running = translate("en", "live.projector_running", code=pretty(info.code), i=2, page=translate("en", "nav.prereq"))
+    assert running in [w.value for w in projector.warning]
+    ok(projector.button(key=live.PROJECTOR_LOGIN_KEY).click().run())  # to the class page, as the teacher
+    assert page_of(projector) == "classroom"
+    projector.text_input(key="classroom_pw_in").input(PASSWORD)
+    ok(next(b for b in projector.button if b.key and b.key.startswith("FormSubmitter:classroom_login")).click().run())
+    ok(projector.button(key=live.RESUME_KEY).click().run())
+    ok(projector)
+    assert projector.session_state[live.PRESENTER_KEY].class_id == info.id
+    ok(projector.button(key=live.NEXT_KEY).click().run())       # its Next moves the class
+    assert store.read_live(info.id)[1].step == 2
+
+
+def test_the_projector_names_the_class_pages_keys_as_their_owners_do():
+    from mha_core.ui import classroom
+    assert (live.TEACHER_KEY, live.TEACH_CODE_KEY, live.ROLE_KEY) == (teacher.TEACHER_KEY, teacher.TEACH_CODE_KEY,
+                                                                      classroom.ROLE_KEY)
+
+
+def test_a_logged_in_teachers_projector_offers_resume_in_place(store):
+    at = teach_live()
+    info = the_class(store)
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    at.session_state[live.PRESENTER_KEY] = None                  # the session forgot it presents (as a reload)
+    at.query_params.pop(live.LESSON_QUERY, None)                 # an older address: the teacher's class is used
+    ok(at.switch_page(spec("prereq").script).run())
+    running = translate("en", "live.projector_running", code=pretty(info.code), i=2, page=translate("en", "nav.prereq"))
+    assert running in [w.value for w in at.warning]
+    ok(at.button(key=live.PROJECTOR_RESUME_KEY).click().run())
+    ok(at)
+    assert at.session_state[live.PRESENTER_KEY].class_id == info.id
+    assert running not in [w.value for w in at.warning]
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    assert store.read_live(info.id)[1].step == 2

@@ -113,6 +113,35 @@ def test_each_publish_grows_the_version_by_one(store):
     assert err.value.key == "lesson_class_gone"
 
 
+def test_a_publish_on_a_stale_version_stores_nothing(store):
+    class_id = store.create_class().id
+    assert store.publish_live(class_id, _state(0)) == 1
+    assert store.publish_live(class_id, _state(2), seen=1) == 2           # the version this window saw
+    assert store.publish_live(class_id, _state(1), seen=1) is None        # a stale window: refused
+    assert store.read_live(class_id) == (2, _state(2))
+    store.end_live(class_id)
+    assert store.publish_live(class_id, _state(1), seen=2) is None        # ended elsewhere meanwhile
+    assert store.publish_live(store.create_class().id, _state(1), seen=0) is None  # never live
+
+
+def test_of_ten_windows_publishing_on_one_seen_version_one_wins(store):
+    class_id = store.create_class().id
+    store.publish_live(class_id, _state(0))
+    barrier, won = threading.Barrier(10), []
+
+    def publish(step: int) -> None:
+        barrier.wait()
+        if store.publish_live(class_id, _state(step), seen=1) is not None:
+            won.append(step)
+
+    threads = [threading.Thread(target=publish, args=(i,)) for i in range(10)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(won) == 1 and store.read_live(class_id) == (2, _state(won[0]))
+
+
 def test_ten_publishers_at_once_get_ten_distinct_versions(store):
     class_id, _ = _class_with(store, 0)
     barrier = threading.Barrier(10)

@@ -486,10 +486,21 @@ class Storage:
             data = conn.execute(select(plans.c.data).where(plans.c.class_id == class_id)).scalar()
         return None if data is None else plan_from_json(data)
 
-    def publish_live(self, class_id: int, state: LiveState) -> int:
+    def publish_live(self, class_id: int, state: LiveState, seen: int | None = None) -> int | None:
         """Make ``state`` the class's live state; the new version (the one before + 1, 1 for the first), assigned
-        atomically so concurrent publishers never share a version. LabError lesson_class_gone without the class."""
+        atomically so concurrent publishers never share a version. LabError lesson_class_gone without the class.
+
+        With ``seen`` (the version this presenter last read or wrote) it is a compare-and-set in one UPDATE:
+        stored only if the version is still ``seen``, else None and nothing stored (another window presented
+        since: a stale window must never move the class back)."""
         vote = state.vote
+        if seen is not None:
+            cas = (live.update().where(live.c.class_id == class_id, live.c.version == seen).values(
+                version=live.c.version + 1, data=state.to_json(), vote_key=vote and vote.key,
+                vote_round=vote and vote.round, vote_phase=vote and vote.phase, updated_at=_now(),
+            ).returning(live.c.version))
+            with self.writing() as conn:
+                return conn.execute(cas).scalar()
         ins = dialect_insert(self.engine, live)
         stmt = ins.values(
             class_id=class_id, version=1, data=state.to_json(), vote_key=vote and vote.key,

@@ -87,6 +87,13 @@ BANNER_VERSION_KEY = "_live_banner_version"  # session: the live version the ban
 FLASH_KEY = "live_flash"           # session: a LabError a live callback left, to show once
 VOTE_FLASH_KEY = "live_vote_flash"  # session: a LabError of the student's last vote, to show under the vote
 VOTE_FAILED_KEY = "live_vote_failed"  # session: True when the database failed the last send (offer "send again")
+CONFLICT_KEY = "live_conflict"     # session: True once another window presented: this one shows, publishes nothing
+
+# The class page's keys the projector reads or sets (teacher.py and classroom.py import this module, so they are
+# named here; test_live_page holds them equal to the owners'):
+TEACHER_KEY = "classroom_teacher"        # session: True after the right password (teacher.TEACHER_KEY)
+TEACH_CODE_KEY = "classroom_teach_code"  # widget: the class the teacher looks at (teacher.TEACH_CODE_KEY)
+ROLE_KEY = "classroom_role"              # widget: the student's or the teacher's view (classroom.ROLE_KEY)
 
 # --- widget keys ---
 ADD_PAGE_KEY = "live_add_page"                              # select box: the page a new step shows
@@ -96,6 +103,8 @@ PREV_KEY, NEXT_KEY, END_KEY = "live_prev", "live_next", "live_end"  # the presen
 EXPLORE_KEY, BACK_KEY = "live_explore", "live_back"          # the student's banner
 OPEN_KEY, CLOSE_KEY, AGAIN_KEY, REVEAL_KEY = "live_vote_open", "live_vote_close", "live_vote_again", "live_vote_reveal"
 SEND_KEY = "live_vote_send"                                  # the student's "send my vote"
+TAKE_OVER_KEY = "live_take_over"                             # the presenter's "take over" after a conflict
+PROJECTOR_RESUME_KEY, PROJECTOR_LOGIN_KEY = "live_projector_resume", "live_projector_login"  # projector buttons
 BAR_KEY, BANNER_KEY = "live_bar", "live_banner"              # containers (stable for browser tests)
 
 # The address's parameter that says which live version this browser has drawn: written at the very end of a full
@@ -105,6 +114,9 @@ BAR_KEY, BANNER_KEY = "live_bar", "live_banner"              # containers (stabl
 # believes the page drawn while the browser still shows the old one. Every poll reads the browser's address, so
 # such a student is asked for another full run instead of staying on the old h or the old page.
 LIVE_QUERY = "live"
+# The presenter's address names the class it presents (a class code is what the projector shows anyway), so a
+# projector window whose session a reload or a restart lost still knows which lesson runs and can offer to resume.
+LESSON_QUERY = "lesson"
 
 # Widget values that survive switching pages (state.init_state): the page chosen for a new step.
 KEPT: dict[str, object] = {ADD_PAGE_KEY: LESSON_PAGES[0]}
@@ -261,6 +273,8 @@ def frame(current_key: str) -> None:
     if presenting():
         _presenter(current_key)
         return
+    if present.presenting():
+        _projector()
     m = student.member()
     if m is None:
         return
@@ -306,10 +320,54 @@ def _drawn_by_browser(version: int) -> bool:
 
 # --- the presenter ---
 
-def _publish(lesson: Lesson, state: LiveState) -> None:
-    """Write the state for every follower; remember what was written."""
-    version = storage().publish_live(lesson.class_id, state)
-    st.session_state[PUBLISHED_KEY] = (version, state)
+def _publish(lesson: Lesson, state: LiveState, fresh: bool = False) -> bool:
+    """Write the state for every follower; remember what was written. Compare-and-set on the version this window
+    last saw (unless ``fresh``: a new lesson), so a stale window never moves the class back: False when another
+    window presented since (this window then shows the class's state and publishes nothing until "take over")."""
+    ss = st.session_state
+    if ss.get(CONFLICT_KEY) and not fresh:
+        return False
+    seen = None if fresh or PUBLISHED_KEY not in ss else ss[PUBLISHED_KEY][0]
+    version = storage().publish_live(lesson.class_id, state, seen)
+    if version is None:
+        _conflict(lesson)
+        return False
+    ss[PUBLISHED_KEY] = (version, state)
+    return True
+
+
+def _conflict(lesson: Lesson) -> None:
+    """Another window presents this lesson: show the class's state (its page next) and say so; an ended lesson
+    ends here too."""
+    ss = st.session_state
+    version, state = storage().read_live(lesson.class_id)
+    if state is None:
+        _stop()
+        return
+    ss[PUBLISHED_KEY] = (version, state)
+    ss[CONFLICT_KEY] = True
+    ss[GOTO_KEY] = state.page
+
+
+def _on_take_over() -> None:
+    """"Take over": present from this window again, from where the class is (its step, page and settings)."""
+    ss = st.session_state
+    lesson = ss.get(PRESENTER_KEY)
+    if not isinstance(lesson, Lesson):
+        return
+    try:
+        version, state = storage().read_live(lesson.class_id)
+    except LabError as err:
+        _flash(err)
+        return
+    if state is None:
+        _stop()
+        return
+    for key, value in state.settings:  # a callback: before the sidebar's widgets are drawn
+        ss[key] = value
+    ss[PUBLISHED_KEY] = (version, state)
+    ss[GOTO_KEY] = state.page
+    ss.pop(CONFLICT_KEY, None)
 
 
 def _step_state(plan: Plan, step: int, last: LiveState | None, now: float) -> LiveState:
@@ -324,7 +382,9 @@ def _begin(lesson: Lesson, plan: Plan, state: LiveState) -> None:
     ss = st.session_state
     ss[PRESENTER_KEY], ss[PLAN_KEY] = lesson, plan
     ss[GOTO_KEY] = state.page
+    ss.pop(CONFLICT_KEY, None)
     present.on_start()
+    st.query_params[LESSON_QUERY] = lesson.code
 
 
 def _on_start(lesson: Lesson) -> None:
@@ -334,7 +394,7 @@ def _on_start(lesson: Lesson) -> None:
     try:
         storage().save_plan(lesson.class_id, plan)
         state = _step_state(plan, 0, None, time.time())
-        _publish(lesson, state)
+        _publish(lesson, state, fresh=True)
     except LabError as err:
         _flash(err)
         return
@@ -364,7 +424,8 @@ def _on_step(delta: int) -> None:
         return
     state = _step_state(plan, step, last, time.time())
     try:
-        _publish(ss[PRESENTER_KEY], state)
+        if not _publish(ss[PRESENTER_KEY], state):
+            return  # another window presents: this one now shows where the class is
     except LabError as err:
         _flash(err)
         return
@@ -381,8 +442,14 @@ def _on_end() -> None:
     except LabError as err:
         _flash(err)
         return
-    for key in (PRESENTER_KEY, PLAN_KEY, PUBLISHED_KEY, GOTO_KEY):
-        ss.pop(key, None)
+    _stop()
+
+
+def _stop() -> None:
+    """This session stops presenting."""
+    for key in (PRESENTER_KEY, PLAN_KEY, PUBLISHED_KEY, GOTO_KEY, CONFLICT_KEY):
+        st.session_state.pop(key, None)
+    st.query_params.pop(LESSON_QUERY, None)
     present.stop()
 
 
@@ -395,6 +462,8 @@ def _step_of(plan: Plan, page: str, step: int) -> int:
 def _sync(current_key: str) -> None:
     """Publish when the page (the teacher navigated) or a followed setting changed; a vote ends with its page."""
     ss = st.session_state
+    if ss.get(CONFLICT_KEY):  # another window presents: this one changes nothing until it takes over
+        return
     lesson, plan, last = ss[PRESENTER_KEY], ss[PLAN_KEY], _published()
     new = last
     if current_key != last.page and current_key in LESSON_PAGES:
@@ -429,16 +498,23 @@ def _presenter(current_key: str) -> None:
         _sync(current_key)
     except LabError as err:
         render.show_error(err)
+    if not presenting():  # the lesson ended in another window
+        st.rerun()
+    if ss.get(GOTO_KEY, current_key) != current_key:  # another window moved the class: show its page
+        st.rerun()
     render.show_flash(FLASH_KEY)
     plan, state = ss[PLAN_KEY], _published()
+    stale = bool(ss.get(CONFLICT_KEY))
     with st.container(border=True, key=BAR_KEY):
+        if stale:
+            _other_window(plan, state)
         _presenter_clock(lesson, current_key)
         cols = st.columns([1, 1, 1, 1])
         cols[0].button(t("live.prev"), key=PREV_KEY, icon=":material/skip_previous:", on_click=_on_step,
-                       args=(-1,), disabled=state.step == 0, width="stretch")
+                       args=(-1,), disabled=stale or state.step == 0, width="stretch")
         last_step = state.step >= len(plan.steps) - 1
         cols[1].button(t("live.next"), key=NEXT_KEY, icon=":material/skip_next:", type="primary", on_click=_on_step,
-                       args=(1,), disabled=last_step, width="stretch")
+                       args=(1,), disabled=stale or last_step, width="stretch")
         with cols[2].popover(t("live.join_button"), icon=":material/qr_code_2:", width="stretch"):
             _join(lesson, qr_width=260)
         cols[3].button(t("live.end"), key=END_KEY, icon=":material/stop_circle:", on_click=_on_end,
@@ -446,6 +522,53 @@ def _presenter(current_key: str) -> None:
     if state.step == 0:  # while students arrive
         with st.container(border=True):
             _join(lesson, qr_width=300)
+
+
+def _other_window(plan: Plan, state: LiveState) -> None:
+    """Another window presents: where the class is, and the explicit "take over"."""
+    left, right = st.columns([3, 1], vertical_alignment="center")
+    left.warning(t("live.other_window", i=state.step + 1, n=len(plan.steps), page=t(f"nav.{state.page}")),
+                 icon=":material/devices:")
+    right.button(t("live.take_over"), key=TAKE_OVER_KEY, type="primary", icon=":material/swap_horiz:",
+                 on_click=_on_take_over, width="stretch", help=t("live.take_over_help"))
+
+
+def _projector_class() -> tuple[Lesson, LiveState] | None:
+    """The class whose live lesson this projector window presented (its address, else the logged-in teacher's
+    class) when that lesson still runs."""
+    ss = st.session_state
+    code = st.query_params.get(LESSON_QUERY) or (ss.get(TEACH_CODE_KEY) if ss.get(TEACHER_KEY) else None)
+    if not code:
+        return None
+    try:
+        info = storage().find_class(str(code))
+        state = storage().read_live(info.id)[1]
+    except LabError:  # a stale or mistyped address, or no database: nothing to resume here
+        return None
+    return None if state is None else (Lesson(info.id, info.code), state)
+
+
+def _projector() -> None:
+    """The projector (presentation mode) while its class's live lesson runs but this session does not present it
+    (a reload or a restart lost the session): say so, since its Next would move only this screen, and offer to
+    resume (the logged-in teacher at once; else log in on the class page, whose plan offers to take over)."""
+    found = _projector_class()
+    if found is None:
+        return
+    lesson, state = found
+    with st.container(border=True):
+        st.warning(t("live.projector_running", code=pretty(lesson.code), i=state.step + 1,
+                     page=t(f"nav.{state.page}")), icon=":material/cast:")
+        if st.session_state.get(TEACHER_KEY):
+            st.button(t("live.projector_resume"), key=PROJECTOR_RESUME_KEY, type="primary",
+                      icon=":material/play_arrow:", on_click=_on_resume, args=(lesson,))
+        elif st.button(t("live.projector_login"), key=PROJECTOR_LOGIN_KEY, type="primary", icon=":material/key:",
+                       help=t("live.projector_login_help")):
+            ss = st.session_state
+            ss[ROLE_KEY], ss[TEACH_CODE_KEY] = "teacher", lesson.code
+            present.stop()
+            _go("classroom")
+        render.show_flash(FLASH_KEY)
 
 
 def _join(lesson: Lesson, qr_width: int) -> None:
@@ -466,12 +589,18 @@ def _presenter_clock(lesson: Lesson, current_key: str) -> None:
     ss = st.session_state
     if not presenting():
         return
+    stale = bool(ss.get(CONFLICT_KEY))
     try:
         _sync(current_key)
+        if presenting() and not ss.get(CONFLICT_KEY) and storage().read_live(lesson.class_id)[0] != \
+                ss[PUBLISHED_KEY][0]:  # another window presented since: say so now, not at the next click
+            _conflict(lesson)
         following_n, present_n = storage().presence(lesson.class_id)
     except LabError as err:
         render.show_error(err)
         following_n = present_n = None
+    if not presenting() or bool(ss.get(CONFLICT_KEY)) != stale:
+        st.rerun(scope="app")  # the whole bar and page change: ended, or another window presents
     plan, state = ss[PLAN_KEY], _published()
     step = min(state.step, len(plan.steps) - 1)
     clock = timer(plan, step, state.step_started_at, state.lesson_started_at, time.time())
