@@ -441,3 +441,32 @@ def test_a_logged_in_teachers_projector_offers_resume_in_place(store):
     assert running not in [w.value for w in at.warning]
     ok(at.button(key=live.NEXT_KEY).click().run())
     assert store.read_live(info.id)[1].step == 2
+
+
+def reloaded(s: AppTest) -> AppTest:
+    """The same browser after a reload or a server restart: a new session at the same address."""
+    query = {k: s.query_params[k] for k in ("class", "student")}
+    return ok(open_page(PAGE, s.session_state["lang"], query=query))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_student_who_voted_still_sees_their_vote_after_a_reload(store, lang):
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann", lang)
+    ok(at.button(key=live.OPEN_KEY).click().run())
+    ok(ann.run())
+    vk, answer = store.read_live(info.id)[1].vote.key, store.read_live(info.id)[1].vote.answer
+    vote(ann, answer)
+    ann = reloaded(ann)
+    assert ann.radio(key=live.choice_key(vk, 1)).value == answer          # the ballot shows the stored choice
+    assert translate(lang, "live.vote_in") in [s.value for s in ann.success]
+    ok(at.button(key=live.CLOSE_KEY).click().run())
+    ann = reloaded(ann)
+    infos = [i.value for i in ann.info]
+    assert translate(lang, "live.vote_closed_wait") in infos and translate(lang, "live.vote_missed") not in infos
+    ok(at.button(key=live.REVEAL_KEY).click().run())
+    ann = reloaded(ann)
+    assert not any(i.value.startswith(translate(lang, "live.vote_none", answer="")[:6]) for i in ann.info)
+    opt = next(r for r in ann.radio if r.key == live.choice_key(vk, 1)).options[answer]
+    assert translate(lang, "common.predict_right", answer=opt) in [s.value for s in ann.success]

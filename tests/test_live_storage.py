@@ -282,6 +282,8 @@ def test_votes_can_be_read_for_one_key(store):
     assert [v.name for v in store.votes(class_id, KEY)] == ["student 0", "student 1"]
     assert store.votes(class_id, "nobody.voted.0000000000") == ()
     assert [v.student_id for v in store.votes(other_class)] == [cy.student_id]
+    assert [(v.name, v.vote_key) for v in store.votes(class_id, KEY, bo.student_id)] == [("student 1", KEY)]
+    assert store.votes(class_id, OTHER_KEY, ann.student_id) == ()           # one student's (a reload restores them)
 
 
 # --- presence ---

@@ -586,12 +586,14 @@ class Storage:
             live.c.vote_phase == "open")).first()
         return LabError("vote_closed") if still_open is None else LabError("vote_choice_bad")
 
-    def votes(self, class_id: int, vote_key: str | None = None) -> tuple[VoteRow, ...]:
-        """The class's stored votes (of one vote key only, when given), oldest first."""
+    def votes(self, class_id: int, vote_key: str | None = None, student_id: int | None = None) -> tuple[VoteRow, ...]:
+        """The class's stored votes (of one vote key, one student only, when given), oldest first."""
         query = (select(votes, students.c.name).join(students, students.c.id == votes.c.student_id)
                  .where(votes.c.class_id == class_id).order_by(votes.c.id))
         if vote_key is not None:
             query = query.where(votes.c.vote_key == vote_key)
+        if student_id is not None:
+            query = query.where(votes.c.student_id == student_id)
         with self.reading() as conn:
             rows = conn.execute(query).all()
         return tuple(VoteRow(r.student_id, r.name, r.vote_key, r.round, r.choice, r.correct, r.voted_at)

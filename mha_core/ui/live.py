@@ -80,6 +80,7 @@ ASKED_KEY = "_live_asked"          # session: (version, times a poll asked for a
 BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
 STEPS_KEY = "live_steps"           # session: (class id, lesson start, number of steps) for the student's banner
 VOTED_KEY = "live_voted"           # session: {(vote key, round): choice} of this student's stored votes
+VOTES_READ_KEY = "_live_votes_read"  # session: (class id, vote keys whose stored votes of this student were read)
 EDIT_KEY = "live_edit"             # session: (class id, Plan) in the teacher's plan editor
 FULL_RUN_KEY = "_live_full_run"    # session: True while frame's fragment runs inside a full run
 DRAWN_KEY = "_live_drawn"          # session: whether the page was last drawn following (its votes or predictions)
@@ -278,6 +279,8 @@ def frame(current_key: str) -> None:
     m = student.member()
     if m is None:
         return
+    if not present.presenting() and st.query_params.get(student.STUDENT_PARAM) != m.key:
+        st.query_params[student.STUDENT_PARAM] = m.key  # a reload or a restart finds the member (and their votes)
     ss[FULL_RUN_KEY] = True
     ss[RUN_START_KEY] = time.time()
     ss[DRAWN_KEY] = following()
@@ -872,11 +875,33 @@ def _on_send(m: Member, vote: VoteState) -> None:
     ss.setdefault(VOTED_KEY, {})[(vote.key, vote.round)] = choice
 
 
+def _stored_votes(m: Member | None, key: str) -> dict:
+    """This student's votes {(vote key, round): choice}: the session's, with the database's for this vote read
+    once per session (a reload or a restart starts a new session, and the vote is stored)."""
+    ss = st.session_state
+    voted: dict = ss.setdefault(VOTED_KEY, {})
+    if m is None:
+        return voted
+    read = ss.get(VOTES_READ_KEY)
+    if not read or read[0] != m.class_id:
+        read = (m.class_id, frozenset())
+    if key in read[1]:
+        return voted
+    try:
+        rows = storage().votes(m.class_id, key, m.student_id)
+    except LabError:  # no database now: the next run reads again
+        return voted
+    for r in rows:
+        voted.setdefault((r.vote_key, r.round), r.choice)
+    ss[VOTES_READ_KEY] = (m.class_id, read[1] | {key})
+    return voted
+
+
 def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
     ss = st.session_state
     state, m = _live_seen(), _member()
     vote = state.vote if state is not None and state.vote is not None and state.vote.key == key else None
-    voted: dict = ss.setdefault(VOTED_KEY, {})
+    voted: dict = _stored_votes(m, key) if vote is not None else ss.setdefault(VOTED_KEY, {})
     if vote is None:
         st.radio(t("common.predict_pick"), range(len(options)), index=None, key=choice_key(key, 0),
                  format_func=list(options).__getitem__, label_visibility="collapsed", disabled=True)
