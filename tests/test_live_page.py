@@ -470,3 +470,42 @@ def test_a_student_who_voted_still_sees_their_vote_after_a_reload(store, lang):
     assert not any(i.value.startswith(translate(lang, "live.vote_none", answer="")[:6]) for i in ann.info)
     opt = next(r for r in ann.radio if r.key == live.choice_key(vk, 1)).options[answer]
     assert translate(lang, "common.predict_right", answer=opt) in [s.value for s in ann.success]
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch):
+    """The app's store waits 0.2 s (not 5 s) for a locked database: these tests lock it on purpose."""
+    from mha_core.ui import classdb
+
+    opened: dict[str, Storage] = {}
+    monkeypatch.setattr(classdb, "_storage", lambda url: opened.setdefault(url, Storage.open(url, 200)))
+    yield
+    for s in opened.values():
+        s.dispose()
+
+
+def test_a_vote_the_database_did_not_take_survives_a_reload_and_is_sent_again(store, tmp_path, short_busy_timeout):
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann")
+    ok(at.button(key=live.OPEN_KEY).click().run())
+    ok(ann.run())
+    vk, answer = store.read_live(info.id)[1].vote.key, store.read_live(info.id)[1].vote.answer
+    holder = sqlite3.connect(tmp_path / "data" / "class.sqlite3", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")                            # the database busy: the vote is not stored
+    try:
+        vote(ann, answer)
+        assert translate("en", "errors.class_db_busy") in [e.value for e in ann.error]
+        again = reloaded(ann)                                    # a reload while still busy: the choice is kept
+        assert again.radio(key=live.choice_key(vk, 1)).value == answer
+        assert again.button(key=live.SEND_KEY).label == translate("en", "live.vote_send_again")
+        assert translate("en", "live.vote_unsent") in [w.value for w in again.warning]
+        assert translate("en", "live.vote_in") not in [s.value for s in again.success]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert store.votes(info.id) == ()
+    back = reloaded(again)                                       # the next reload sends it: counted, and said
+    assert [(v.choice, v.round) for v in store.votes(info.id)] == [(answer, 1)]
+    assert translate("en", "live.vote_in") in [s.value for s in back.success]
+    assert live.UNSENT.of(back.session_state["classroom_member"].key) == {}

@@ -45,6 +45,7 @@ from mha_core.lesson import (
     timer,
 )
 from mha_core.lesson.plan import QUIZ_PAGE
+from mha_core.quiz.store import Unsent
 from mha_core.ui import present, render, student
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import bound_t, t
@@ -81,6 +82,7 @@ BEAT_KEY = "live_beat"             # session: time.time() of the member's last h
 STEPS_KEY = "live_steps"           # session: (class id, lesson start, number of steps) for the student's banner
 VOTED_KEY = "live_voted"           # session: {(vote key, round): choice} of this student's stored votes
 VOTES_READ_KEY = "_live_votes_read"  # session: (class id, vote keys whose stored votes of this student were read)
+RESENT_KEY = "_live_resent"        # session: the unsent votes this session took back and sent again
 EDIT_KEY = "live_edit"             # session: (class id, Plan) in the teacher's plan editor
 FULL_RUN_KEY = "_live_full_run"    # session: True while frame's fragment runs inside a full run
 DRAWN_KEY = "_live_drawn"          # session: whether the page was last drawn following (its votes or predictions)
@@ -123,6 +125,14 @@ LESSON_QUERY = "lesson"
 KEPT: dict[str, object] = {ADD_PAGE_KEY: LESSON_PAGES[0]}
 
 NEW_STEP_MINUTES = 5.0
+
+# The process's votes the database did not take, by student id (bounded, thread-safe: mha_core.quiz.store.Unsent),
+# so that a reload (a new session; the address keeps the student id) finds the choice and sends it again.
+UNSENT = Unsent()
+
+
+def _unsent_key(m: Member, vote: VoteState) -> str:
+    return f"vote:{m.class_id}:{vote.key}:{vote.round}"
 
 
 @dataclass(frozen=True)
@@ -868,9 +878,14 @@ def _on_send(m: Member, vote: VoteState) -> None:
     except LabError as err:  # DatabaseError included: nothing stored, the choice stays to send again
         render.flash(VOTE_FLASH_KEY, err)
         ss[VOTE_FAILED_KEY] = isinstance(err, DatabaseError)
+        if isinstance(err, DatabaseError):
+            UNSENT.keep(m.key, _unsent_key(m, vote), choice)  # a reload finds it (and sends it again)
+        else:
+            UNSENT.sent(m.key, _unsent_key(m, vote))  # refused: never to be sent
         if err.key == "vote_choice_bad":
             ss[ck] = None  # not an option: the ballot is empty again
         return
+    UNSENT.sent(m.key, _unsent_key(m, vote))
     ss[VOTE_FAILED_KEY] = False
     ss.setdefault(VOTED_KEY, {})[(vote.key, vote.round)] = choice
 
@@ -897,6 +912,26 @@ def _stored_votes(m: Member | None, key: str) -> dict:
     return voted
 
 
+def _resend_unsent(m: Member, vote: VoteState) -> bool:
+    """A vote this process keeps unsent for the student (the database failed, then perhaps a reload) is on the
+    ballot and sent again, once per session. True while it is still unsent (the ballot says so)."""
+    ss = st.session_state
+    ukey, ck = _unsent_key(m, vote), choice_key(vote.key, vote.round)
+    kept = UNSENT.of(m.key).get(ukey)
+    if kept is None:
+        return False
+    if ss.get(ck) is None:  # before the radio is drawn in this run
+        ss[ck] = kept
+    resent: set = ss.setdefault(RESENT_KEY, set())
+    if ukey not in resent:
+        resent.add(ukey)
+        _on_send(m, vote)
+    unsent = UNSENT.of(m.key).get(ukey) is not None
+    if unsent:
+        ss[VOTE_FAILED_KEY] = True
+    return unsent
+
+
 def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
     ss = st.session_state
     state, m = _live_seen(), _member()
@@ -912,6 +947,8 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
     if ck not in ss and mine is not None:
         ss[ck] = mine
     is_open = vote.phase == "open"
+    unsent = is_open and m is not None and mine is None and _resend_unsent(m, vote)
+    mine = voted.get((key, vote.round))
     st.radio(t("common.predict_pick"), range(len(options)), index=None, key=ck,
              format_func=list(options).__getitem__, label_visibility="collapsed", disabled=not is_open)
     if vote.round == 2 and is_open:
@@ -922,6 +959,8 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
         st.button(label, key=SEND_KEY, type="primary", icon=":material/send:", on_click=_on_send,
                   args=(m, vote), disabled=m is None or ss.get(ck) is None)
         render.show_flash(VOTE_FLASH_KEY)
+        if unsent:
+            st.warning(t("live.vote_unsent"), icon=":material/cloud_off:")
         if mine is not None and not failed:
             st.success(t("live.vote_in"), icon=":material/how_to_reg:")
         return
