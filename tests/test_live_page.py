@@ -404,6 +404,7 @@ def test_a_presenter_window_after_a_restart_says_the_lesson_runs_and_resumes_it(
     info = the_class(store)
     assert at.query_params[live.LESSON_QUERY] == info.code     # the presenter's address names its class
     ok(at.button(key=live.NEXT_KEY).click().run())
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(2).run())
     # a restart: the same address, a new session (not presenting, not logged in)
     query = {"present": "1", live.LESSON_QUERY: info.code}
     projector = ok(open_page(spec("prereq").script, "en", query=query))
@@ -416,6 +417,7 @@ def test_a_presenter_window_after_a_restart_says_the_lesson_runs_and_resumes_it(
     ok(projector.button(key=live.RESUME_KEY).click().run())
     ok(projector)
     assert projector.session_state[live.PRESENTER_KEY].class_id == info.id
+    assert dict(store.read_live(info.id)[1].settings)[H_DIV.key] == 2  # resumed where the class is, not reset
     ok(projector.button(key=live.NEXT_KEY).click().run())       # its Next moves the class
     assert store.read_live(info.id)[1].step == 2
 

@@ -424,6 +424,8 @@ def _on_resume(lesson: Lesson) -> None:
         return
     if state is None:
         return
+    for key, value in state.settings:  # where the class is: a fresh session (a restart) must not reset h, the sentence
+        st.session_state[key] = value
     st.session_state[PUBLISHED_KEY] = (version, state)
     _begin(lesson, plan, state)
 
