@@ -206,8 +206,8 @@ def answered(at: AppTest, lang: str = "en") -> int:
 
 def test_an_unsaved_answer_is_announced_and_a_reload_never_pretends_it_was_saved(db, tmp_path):
     """Broken 2: the database busy, the answer is graded but not saved. The page says plainly, before the
-    student leaves, how many answers are unsaved and that leaving loses them (with a button to send them
-    again); after a reload the quiz shows exactly what the database holds (today: 1 answered, 0 stored)."""
+    student leaves, how many answers are unsaved (with a button to send them again); a reload finds the unsent
+    answer, sends it again and then shows exactly what the database holds."""
     store = Storage.open(db)
     info = store.create_class()
     at, key = student_on_quiz(info.code)
@@ -225,8 +225,8 @@ def test_an_unsaved_answer_is_announced_and_a_reload_never_pretends_it_was_saved
     assert translate("en", "errors.class_db_busy") in errors(at)
     assert translate("en", "quiz.unsaved", n=1, titles=qs[1].title) in [w.value for w in at.warning]
     assert answered(at) == 1 and len(store.answers(info.id)) == 1     # the quiz shows what is stored
-    assert answered(reload(at)) == len(store.answers(info.id)) == 1   # …and so does a reload
-    at.button(key="quiz_resend").click().run()                        # or: send it again, now it is free
+    assert answered(reload(at)) == len(store.answers(info.id)) == 2   # a reload sends the kept answer again
+    at.button(key="quiz_resend").click().run()                        # this tab's send again: stored already
     assert [r.question_id for r in store.answers(info.id)] == [qs[0].id, qs[1].id]
     assert answered(at) == 2 and not at.warning
     store.dispose()

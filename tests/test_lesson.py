@@ -311,3 +311,37 @@ def test_a_follower_shows_a_version_once_its_run_ended_and_its_browser_says_so()
     assert not shows(drawn(5, "4", run_s=3.0), 109.5)
     assert not shows(drawn(5, "4", reasks=2), 102.5)                # asked again twice: once more
     assert shows(drawn(5, "4", reasks=3), 500.0)                    # three times: no storm
+
+
+# --- a ballot's value, and answers the database did not take ---
+
+@pytest.mark.parametrize("value", [-1, 3, 2**31, 10**30, True, False, 1.0, float("nan"), "1", None, [1]])
+def test_a_ballot_that_is_no_option_is_a_clear_error(value):
+    from mha_core.lesson import ballot
+    with pytest.raises(LabError) as err:
+        ballot(value, 3)
+    assert err.value.key == "vote_choice_bad"
+
+
+def test_a_ballot_on_an_option_is_its_index():
+    from mha_core.lesson import ballot
+    assert [ballot(i, 3) for i in range(3)] == [0, 1, 2]
+
+
+def test_unsent_answers_are_kept_per_student_bounded_and_forgotten_once_sent():
+    from mha_core.quiz.store import Unsent
+    u = Unsent(max_students=2, max_each=2)
+    u.keep("a", "quiz:q1", 1)
+    u.keep("a", "quiz:q1", 2)                       # a newer answer for the same thing replaces it
+    u.keep("a", "vote:1:k:1", 0)
+    assert u.of("a") == {"quiz:q1": 2, "vote:1:k:1": 0}
+    u.keep("a", "quiz:q2", 3)                       # at most 2 each: the oldest goes
+    assert list(u.of("a")) == ["vote:1:k:1", "quiz:q2"]
+    u.keep("b", "quiz:q1", 1)
+    u.keep("c", "quiz:q1", 1)                       # at most 2 students: the least recently touched goes
+    assert u.of("a") == {} and u.of("b") and u.of("c")
+    u.sent("b", "quiz:q1")
+    assert u.of("b") == {}
+    u.keep("c", "vote:1:k:1", 1)
+    u.forget("c", "quiz:")
+    assert u.of("c") == {"vote:1:k:1": 1}

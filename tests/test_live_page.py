@@ -327,3 +327,187 @@ def test_every_full_run_of_a_follower_draws_the_teachers_values(store):
         ok(ann.run())
         assert ann.session_state[H_DIV.key] == 2
         assert ann.sidebar.select_slider(key=H_DIV.key).value == 2   # and that is what the page draws
+
+
+def forge(radio, value: str):  # noqa: ANN001, ANN201 - an AppTest Radio
+    """The radio sends ``value`` as a tampered browser would over the websocket (any string, not an option)."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+    from streamlit.testing.v1.element_tree import Radio
+
+    class Forged(Radio):
+        @property
+        def _widget_state(self) -> WidgetState:
+            return WidgetState(id=self.id, string_value=value)
+
+    radio.__class__ = Forged
+    return radio
+
+
+@pytest.mark.parametrize("forged", ["7", "-1", "abc", "nan", "1e400", "9" * 40, ""])
+def test_a_forged_ballot_is_refused_with_a_clear_message_and_nothing_stored(store, forged):
+    """A websocket value that is no option (Streamlit's radio hands an unknown value through as it came)."""
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann")
+    ok(at.button(key=live.OPEN_KEY).click().run())
+    ok(ann.run())
+    radio = next(r for r in ann.radio if r.key and r.key.startswith("live_choice_") and not r.disabled)
+    ok(radio.set_value(0).run())
+    radio = next(r for r in ann.radio if r.key and r.key.startswith("live_choice_") and not r.disabled)
+    forge(radio, forged)
+    ok(ann.button(key=live.SEND_KEY).click().run())
+    assert translate("en", "errors.vote_choice_bad") in [e.value for e in ann.error]
+    assert store.votes(info.id) == ()
+    assert translate("en", "live.vote_in") not in [s.value for s in ann.success]
+    vote(ann, 1)                                                 # a real option is still taken
+    assert [v.choice for v in store.votes(info.id)] == [1]
+
+
+def second_window() -> AppTest:
+    """The teacher's second window on the class page: logged in, the running lesson resumed from there."""
+    at = ok(open_page(PAGE, "en"))
+    ok(at.segmented_control(key="classroom_role").set_value("teacher").run())
+    at.text_input(key="classroom_pw_in").input(PASSWORD)
+    ok(next(b for b in at.button if b.key and b.key.startswith("FormSubmitter:classroom_login")).click().run())
+    ok(at.button(key=live.RESUME_KEY).click().run())
+    return ok(at)
+
+
+def test_a_stale_presenter_window_never_moves_the_class_back_and_can_take_over(store):
+    first = teach_live()
+    info = the_class(store)
+    stale = second_window()                                      # on step 0, like the first window now
+    ok(first.button(key=live.NEXT_KEY).click().run())
+    ok(first.button(key=live.NEXT_KEY).click().run())
+    version, state = store.read_live(info.id)
+    assert state.step == 2
+    ok(stale.button(key=live.NEXT_KEY).click().run())            # from its stale copy: step 1 - refused
+    assert store.read_live(info.id) == (version, state)          # the class stays on step 2
+    ok(stale)
+    plan = default_plan()
+    other = translate("en", "live.other_window", i=3, n=len(plan.steps), page=translate("en", f"nav.{state.page}"))
+    assert other in [w.value for w in stale.warning]
+    assert page_of(stale) == state.page                          # it reloaded: it shows where the class is
+    assert stale.button(key=live.NEXT_KEY).disabled and stale.button(key=live.PREV_KEY).disabled
+    ok(stale.button(key=live.TAKE_OVER_KEY).click().run())       # explicit: present from here
+    ok(stale.button(key=live.NEXT_KEY).click().run())
+    assert store.read_live(info.id)[1].step == 3
+    assert other not in [w.value for w in stale.warning]
+    ok(first.button(key=live.PREV_KEY).click().run())            # now the first window is the stale one
+    assert store.read_live(info.id)[1].step == 3
+    assert any(w.value.startswith(translate("en", "live.other_window", i=4, n=len(plan.steps), page="")[:40])
+               for w in ok(first).warning)
+
+
+def test_a_presenter_window_after_a_restart_says_the_lesson_runs_and_resumes_it(store):
+    at = teach_live()
+    info = the_class(store)
+    assert at.query_params[live.LESSON_QUERY] == info.code     # the presenter's address names its class
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(2).run())
+    # a restart: the same address, a new session (not presenting, not logged in)
+    query = {"present": "1", live.LESSON_QUERY: info.code}
+    projector = ok(open_page(spec("prereq").script, "en", query=query))
+    running = translate("en", "live.projector_running", code=pretty(info.code), i=2, page=translate("en", "nav.prereq"))
+    assert running in [w.value for w in projector.warning]
+    ok(projector.button(key=live.PROJECTOR_LOGIN_KEY).click().run())  # to the class page, as the teacher
+    assert page_of(projector) == "classroom"
+    projector.text_input(key="classroom_pw_in").input(PASSWORD)
+    ok(next(b for b in projector.button if b.key and b.key.startswith("FormSubmitter:classroom_login")).click().run())
+    ok(projector.button(key=live.RESUME_KEY).click().run())
+    ok(projector)
+    assert projector.session_state[live.PRESENTER_KEY].class_id == info.id
+    assert dict(store.read_live(info.id)[1].settings)[H_DIV.key] == 2  # resumed where the class is, not reset
+    ok(projector.button(key=live.NEXT_KEY).click().run())       # its Next moves the class
+    assert store.read_live(info.id)[1].step == 2
+
+
+def test_the_projector_names_the_class_pages_keys_as_their_owners_do():
+    from mha_core.ui import classroom
+    assert (live.TEACHER_KEY, live.TEACH_CODE_KEY, live.ROLE_KEY) == (teacher.TEACHER_KEY, teacher.TEACH_CODE_KEY,
+                                                                      classroom.ROLE_KEY)
+
+
+def test_a_logged_in_teachers_projector_offers_resume_in_place(store):
+    at = teach_live()
+    info = the_class(store)
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    at.session_state[live.PRESENTER_KEY] = None                  # the session forgot it presents (as a reload)
+    at.query_params.pop(live.LESSON_QUERY, None)                 # an older address: the teacher's class is used
+    ok(at.switch_page(spec("prereq").script).run())
+    running = translate("en", "live.projector_running", code=pretty(info.code), i=2, page=translate("en", "nav.prereq"))
+    assert running in [w.value for w in at.warning]
+    ok(at.button(key=live.PROJECTOR_RESUME_KEY).click().run())
+    ok(at)
+    assert at.session_state[live.PRESENTER_KEY].class_id == info.id
+    assert running not in [w.value for w in at.warning]
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    assert store.read_live(info.id)[1].step == 2
+
+
+def reloaded(s: AppTest) -> AppTest:
+    """The same browser after a reload or a server restart: a new session at the same address."""
+    query = {k: s.query_params[k] for k in ("class", "student")}
+    return ok(open_page(PAGE, s.session_state["lang"], query=query))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_student_who_voted_still_sees_their_vote_after_a_reload(store, lang):
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann", lang)
+    ok(at.button(key=live.OPEN_KEY).click().run())
+    ok(ann.run())
+    vk, answer = store.read_live(info.id)[1].vote.key, store.read_live(info.id)[1].vote.answer
+    vote(ann, answer)
+    ann = reloaded(ann)
+    assert ann.radio(key=live.choice_key(vk, 1)).value == answer          # the ballot shows the stored choice
+    assert translate(lang, "live.vote_in") in [s.value for s in ann.success]
+    ok(at.button(key=live.CLOSE_KEY).click().run())
+    ann = reloaded(ann)
+    infos = [i.value for i in ann.info]
+    assert translate(lang, "live.vote_closed_wait") in infos and translate(lang, "live.vote_missed") not in infos
+    ok(at.button(key=live.REVEAL_KEY).click().run())
+    ann = reloaded(ann)
+    assert not any(i.value.startswith(translate(lang, "live.vote_none", answer="")[:6]) for i in ann.info)
+    opt = next(r for r in ann.radio if r.key == live.choice_key(vk, 1)).options[answer]
+    assert translate(lang, "common.predict_right", answer=opt) in [s.value for s in ann.success]
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch):
+    """The app's store waits 0.2 s (not 5 s) for a locked database: these tests lock it on purpose."""
+    from mha_core.ui import classdb
+
+    opened: dict[str, Storage] = {}
+    monkeypatch.setattr(classdb, "_storage", lambda url: opened.setdefault(url, Storage.open(url, 200)))
+    yield
+    for s in opened.values():
+        s.dispose()
+
+
+def test_a_vote_the_database_did_not_take_survives_a_reload_and_is_sent_again(store, tmp_path, short_busy_timeout):
+    at = teach_live()
+    info = the_class(store)
+    ann = student(info.code, "Ann")
+    ok(at.button(key=live.OPEN_KEY).click().run())
+    ok(ann.run())
+    vk, answer = store.read_live(info.id)[1].vote.key, store.read_live(info.id)[1].vote.answer
+    holder = sqlite3.connect(tmp_path / "data" / "class.sqlite3", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")                            # the database busy: the vote is not stored
+    try:
+        vote(ann, answer)
+        assert translate("en", "errors.class_db_busy") in [e.value for e in ann.error]
+        again = reloaded(ann)                                    # a reload while still busy: the choice is kept
+        assert again.radio(key=live.choice_key(vk, 1)).value == answer
+        assert again.button(key=live.SEND_KEY).label == translate("en", "live.vote_send_again")
+        assert translate("en", "live.vote_unsent") in [w.value for w in again.warning]
+        assert translate("en", "live.vote_in") not in [s.value for s in again.success]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert store.votes(info.id) == ()
+    back = reloaded(again)                                       # the next reload sends it: counted, and said
+    assert [(v.choice, v.round) for v in store.votes(info.id)] == [(answer, 1)]
+    assert translate("en", "live.vote_in") in [s.value for s in back.success]
+    assert live.UNSENT.of(back.session_state["classroom_member"].key) == {}

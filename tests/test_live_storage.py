@@ -113,6 +113,35 @@ def test_each_publish_grows_the_version_by_one(store):
     assert err.value.key == "lesson_class_gone"
 
 
+def test_a_publish_on_a_stale_version_stores_nothing(store):
+    class_id = store.create_class().id
+    assert store.publish_live(class_id, _state(0)) == 1
+    assert store.publish_live(class_id, _state(2), seen=1) == 2           # the version this window saw
+    assert store.publish_live(class_id, _state(1), seen=1) is None        # a stale window: refused
+    assert store.read_live(class_id) == (2, _state(2))
+    store.end_live(class_id)
+    assert store.publish_live(class_id, _state(1), seen=2) is None        # ended elsewhere meanwhile
+    assert store.publish_live(store.create_class().id, _state(1), seen=0) is None  # never live
+
+
+def test_of_ten_windows_publishing_on_one_seen_version_one_wins(store):
+    class_id = store.create_class().id
+    store.publish_live(class_id, _state(0))
+    barrier, won = threading.Barrier(10), []
+
+    def publish(step: int) -> None:
+        barrier.wait()
+        if store.publish_live(class_id, _state(step), seen=1) is not None:
+            won.append(step)
+
+    threads = [threading.Thread(target=publish, args=(i,)) for i in range(10)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(won) == 1 and store.read_live(class_id) == (2, _state(won[0]))
+
+
 def test_ten_publishers_at_once_get_ten_distinct_versions(store):
     class_id, _ = _class_with(store, 0)
     barrier = threading.Barrier(10)
@@ -176,6 +205,34 @@ def test_a_vote_outside_its_open_round_is_refused(store, live_vote, key, round_)
     assert store.votes(class_id) == ()
 
 
+@pytest.mark.parametrize("choice", [3, 7, -1, 2**31, 10**30, True, 1.0, float("nan"), "1", "7", None],
+                         ids=["n", "7-of-3", "negative", "int32+1", "huge", "bool", "float", "nan", "str-1", "str-7",
+                              "none"])
+def test_a_ballot_outside_the_votes_options_is_refused_and_nothing_stored(store, choice):
+    class_id, (ann,) = _class_with(store, 1)
+    store.publish_live(class_id, _state(vote=_vote()))       # 3 options
+    with pytest.raises(LabError) as err:
+        store.cast_vote(ann, KEY, 1, choice, False)
+    assert err.value.key == "vote_choice_bad"
+    assert store.votes(class_id) == ()
+    store.cast_vote(ann, KEY, 1, 2, False)                   # the last option is one
+    assert [v.choice for v in store.votes(class_id)] == [2]
+
+
+def test_the_option_count_is_checked_by_the_statement_that_stores_the_ballot(store):
+    """The count is read from the stored live state in SQL: a vote with 2 options refuses choice 2 even when the
+    caller believes there are 3."""
+    class_id, (ann,) = _class_with(store, 1)
+    store.publish_live(class_id, _state(vote=VoteState(key=KEY, round=1, phase="open", answer=1, n_options=2)))
+    with pytest.raises(LabError) as err:
+        store.cast_vote(ann, KEY, 1, 2, False)
+    assert err.value.key == "vote_choice_bad" and store.votes(class_id) == ()
+    store.end_live(class_id)                                 # no vote (empty state): closed, not a bad choice
+    with pytest.raises(LabError) as err:
+        store.cast_vote(ann, KEY, 1, 0, False)
+    assert err.value.key == "vote_closed"
+
+
 def test_a_closed_vote_keeps_the_choice_made_while_open(store):
     class_id, (ann,) = _class_with(store, 1)
     store.publish_live(class_id, _state(vote=_vote()))
@@ -225,6 +282,8 @@ def test_votes_can_be_read_for_one_key(store):
     assert [v.name for v in store.votes(class_id, KEY)] == ["student 0", "student 1"]
     assert store.votes(class_id, "nobody.voted.0000000000") == ()
     assert [v.student_id for v in store.votes(other_class)] == [cy.student_id]
+    assert [(v.name, v.vote_key) for v in store.votes(class_id, KEY, bo.student_id)] == [("student 1", KEY)]
+    assert store.votes(class_id, OTHER_KEY, ann.student_id) == ()           # one student's (a reload restores them)
 
 
 # --- presence ---

@@ -309,3 +309,56 @@ def test_the_student_id_stays_off_the_projector():
     at.query_params["present"] = "1"
     at.run().switch_page(QUIZ).run()
     assert not at.exception and "student" not in at.query_params
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch):
+    """The app's store waits 0.2 s (not 5 s) for a locked database: these tests lock it on purpose."""
+    from mha_core.classroom import Storage
+    from mha_core.ui import classdb
+
+    opened: dict[str, Storage] = {}
+    monkeypatch.setattr(classdb, "_storage", lambda url: opened.setdefault(url, Storage.open(url, 200)))
+    yield
+    for s in opened.values():
+        s.dispose()
+
+
+def reload_quiz(at: AppTest, lang: str) -> AppTest:
+    """The same address in a new session (a reload, or a reconnect)."""
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    again.session_state["lang"] = lang
+    again.query_params.update({k: v for k, v in at.query_params.items() if k != "lang"})
+    again.run().switch_page(QUIZ).run()
+    assert not again.exception, again.exception
+    return again
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_unsaved_answer_survives_a_reload_and_is_sent_once_the_database_answers(db, tmp_path, lang,
+                                                                                   short_busy_timeout):
+    import sqlite3
+
+    from mha_core.ui import quiz
+
+    student = "0000f00d000000000000000000000000" if lang == "en" else "0000f00e000000000000000000000000"
+    at = start(lang, student, "one")
+    qs = load_questions(lang, student_seed(student))
+    answer(at, qs[0], student_seed(student), right=True)
+    at.button(key="quiz_next").click().run()
+    holder = sqlite3.connect(tmp_path / "data" / "quiz.sqlite3", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")                          # the database busy: the answer is not saved
+    try:
+        answer(at, qs[1], student_seed(student), right=True)
+        unsaved = translate(lang, "quiz.unsaved", n=1, titles=qs[1].title)
+        assert unsaved in [w.value for w in at.warning]
+        again = reload_quiz(at, lang)                          # a reload while it is still busy: still kept, said
+        assert unsaved in [w.value for w in again.warning]
+        assert again.button(key="quiz_resend")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    back = reload_quiz(again, lang)                            # the next reload sends it: stored, no warning
+    assert score_shown(back, lang, 2, len(qs)) and not back.warning
+    assert quiz.UNSENT.of(student) == {}
+    assert score_shown(reload_quiz(back, lang), lang, 2, len(qs))

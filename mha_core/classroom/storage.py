@@ -580,10 +580,21 @@ class Storage:
             data = conn.execute(select(plans.c.data).where(plans.c.class_id == class_id)).scalar()
         return None if data is None else plan_from_json(data)
 
-    def publish_live(self, class_id: int, state: LiveState) -> int:
+    def publish_live(self, class_id: int, state: LiveState, seen: int | None = None) -> int | None:
         """Make ``state`` the class's live state; the new version (the one before + 1, 1 for the first), assigned
-        atomically so concurrent publishers never share a version. LabError lesson_class_gone without the class."""
+        atomically so concurrent publishers never share a version. LabError lesson_class_gone without the class.
+
+        With ``seen`` (the version this presenter last read or wrote) it is a compare-and-set in one UPDATE:
+        stored only if the version is still ``seen``, else None and nothing stored (another window presented
+        since: a stale window must never move the class back)."""
         vote = state.vote
+        if seen is not None:
+            cas = (live.update().where(live.c.class_id == class_id, live.c.version == seen).values(
+                version=live.c.version + 1, data=state.to_json(), vote_key=vote and vote.key,
+                vote_round=vote and vote.round, vote_phase=vote and vote.phase, updated_at=_now(),
+            ).returning(live.c.version))
+            with self.writing() as conn:
+                return conn.execute(cas).scalar()
         ins = dialect_insert(self.engine, live)
         stmt = ins.values(
             class_id=class_id, version=1, data=state.to_json(), vote_key=vote and vote.key,
@@ -617,17 +628,19 @@ class Storage:
 
     def cast_vote(self, member: Member, vote_key: str, round: int, choice: int, correct: bool) -> None:  # noqa: A002
         """Store a student's vote: one row per (class, student, vote key, round), accepted only while the class's
-        live vote has this key and round and is open and the class is open (checked in the same statement);
-        voting again while open replaces the choice. Refused: LabError vote_closed / class_closed / class_gone;
-        DatabaseError when the database fails."""
+        live vote has this key and round and is open, ``0 <= choice <`` its number of options, and the class is open
+        (all checked in the same statement); voting again while open replaces the choice. Refused: LabError
+        vote_choice_bad / vote_closed / class_closed / class_gone; DatabaseError when the database fails."""
+        if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < 2**31:
+            raise LabError("vote_choice_bad")  # never sent (beyond 32 bits it would overflow PostgreSQL's INTEGER)
         ins = dialect_insert(self.engine, votes)
         vote_open = select(live.c.class_id).where(
             live.c.class_id == member.class_id, live.c.vote_key == vote_key, live.c.vote_round == round,
-            live.c.vote_phase == "open").exists()
+            live.c.vote_phase == "open", literal(choice, Integer) < self._vote_options()).exists()
         class_open = select(classes.c.id).where(classes.c.id == member.class_id, classes.c.closed.is_(False)).exists()
         src = select(
             literal(member.class_id, Integer), literal(member.student_id, Integer), literal(vote_key, String),
-            literal(round, Integer), literal(int(choice), Integer), literal(bool(correct), Boolean),
+            literal(round, Integer), literal(choice, Integer), literal(bool(correct), Boolean),
             literal(_now(), DateTime(timezone=True)),
         ).where(vote_open, class_open)
         stmt = ins.from_select(["class_id", "student_id", "vote_key", "round", "choice", "correct", "voted_at"],
@@ -638,14 +651,23 @@ class Storage:
         try:
             with self.writing() as conn:
                 stored = conn.execute(stmt).first()  # RETURNING: no row when the vote or the class refused
-                refused = None if stored is not None else self._vote_refused(conn, member)
+                refused = None if stored is not None else self._vote_refused(conn, member, vote_key, round)
         except exc.IntegrityError:  # the student's row is gone (foreign key)
             refused = _gone(member)
         if refused is not None:
             raise refused
 
-    def _vote_refused(self, conn: Connection, member: Member) -> LabError:
-        """Why a vote was not stored: the class is gone or closed, or else this vote is not open."""
+    def _vote_options(self):  # noqa: ANN202 - a SQL expression
+        """The live vote's number of options, read in SQL from the stored LiveState's JSON (NULL when no vote or
+        after the lesson ended), so a ballot is checked against it in the statement that stores it."""
+        data = func.nullif(live.c.data, "")
+        if self.engine.dialect.name == "postgresql":
+            return data.cast(postgresql.JSONB)[("vote", "n_options")].astext.cast(Integer)
+        return func.json_extract(data, "$.vote.n_options")
+
+    def _vote_refused(self, conn: Connection, member: Member, vote_key: str, round: int) -> LabError:  # noqa: A002
+        """Why a vote was not stored: the class is gone or closed, else this vote is not open, else the choice is
+        not one of its options."""
         row = conn.execute(select(classes.c.closed).where(classes.c.id == member.class_id,
                                                           classes.c.code == member.code)).first()
         if row is None or conn.execute(select(students.c.id).where(
@@ -653,14 +675,19 @@ class Storage:
             return _gone(member)
         if row.closed:
             return LabError("class_closed", code=member.code)
-        return LabError("vote_closed")
+        still_open = conn.execute(select(live.c.class_id).where(
+            live.c.class_id == member.class_id, live.c.vote_key == vote_key, live.c.vote_round == round,
+            live.c.vote_phase == "open")).first()
+        return LabError("vote_closed") if still_open is None else LabError("vote_choice_bad")
 
-    def votes(self, class_id: int, vote_key: str | None = None) -> tuple[VoteRow, ...]:
-        """The class's stored votes (of one vote key only, when given), oldest first."""
+    def votes(self, class_id: int, vote_key: str | None = None, student_id: int | None = None) -> tuple[VoteRow, ...]:
+        """The class's stored votes (of one vote key, one student only, when given), oldest first."""
         query = (select(votes, students.c.name).join(students, students.c.id == votes.c.student_id)
                  .where(votes.c.class_id == class_id).order_by(votes.c.id))
         if vote_key is not None:
             query = query.where(votes.c.vote_key == vote_key)
+        if student_id is not None:
+            query = query.where(votes.c.student_id == student_id)
         with self.reading() as conn:
             rows = conn.execute(query).all()
         return tuple(VoteRow(r.student_id, r.name, r.vote_key, r.round, r.choice, r.correct, r.voted_at)

@@ -18,11 +18,12 @@ from mha_core.lesson.plan import (
     retimed,
     timer,
 )
-from mha_core.lesson.votes import Shift, shift, tally
+from mha_core.lesson.votes import MAX_CHOICE, Shift, ballot, shift, tally
 
 __all__ = [
     "FOLLOWED",
     "LESSON_PAGES",
+    "MAX_CHOICE",
     "MAX_MINUTES",
     "MAX_STEPS",
     "PHASES",
@@ -33,6 +34,7 @@ __all__ = [
     "Step",
     "Timer",
     "VoteState",
+    "ballot",
     "browser_shows",
     "default_plan",
     "dropped",

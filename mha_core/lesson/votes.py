@@ -8,6 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from mha_core.errors import LabError
+
+MAX_CHOICE = 2**31 - 1  # a stored choice fits a 32-bit INTEGER column (PostgreSQL's is 32 bits)
+
 
 class Vote(Protocol):
     """What the figures read from a stored vote."""
@@ -17,6 +21,15 @@ class Vote(Protocol):
     round: int
     choice: int
     correct: bool
+
+
+def ballot(value: object, n_options: int) -> int:
+    """The option a student's ballot sent, checked before anything is stored: an int with 0 <= value < n_options.
+    A forged websocket value (a string, NaN, a huge number, a bool) is LabError vote_choice_bad, never an
+    exception, so the sender reads why nothing was counted."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < min(n_options, MAX_CHOICE + 1):
+        raise LabError("vote_choice_bad")
+    return value
 
 
 def _choices(rows: Iterable[Vote], key: str, round: int, n_options: int) -> dict[int, int]:  # noqa: A002

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 
 from mha_core.classroom.storage import ClassAnswer, DatabaseError, Member, SaveOutcome, Storage
@@ -19,6 +21,8 @@ from mha_core.quiz.progress import Attempt, Progress
 ID_BYTES = 16  # 128 bits
 _STUDENT_ID = re.compile(f"[0-9a-f]{{{2 * ID_BYTES}}}")
 MAX_TRIES = 20  # compare-and-set rounds before giving up (only the same student's own tabs compete)
+MAX_UNSENT_STUDENTS = 2000  # students with unsent answers a process keeps (the least recently touched go first)
+MAX_UNSENT_EACH = 64        # unsent answers kept per student (the oldest go first)
 
 
 def new_student_id() -> str:
@@ -88,3 +92,53 @@ class ProgressStore:
     def reset(self, student_id: str) -> None:
         """Forget a student's progress (start over); answers already given to a class stay there."""
         self._storage.delete_progress(student_id)
+
+
+class Unsent:
+    """Answers the database did not take (busy or down), per student id, kept by this process until they are
+    sent, so that a reload (a new session of the same student id, which the address carries) finds them and
+    sends them again. Bounded (MAX_UNSENT_STUDENTS ids, MAX_UNSENT_EACH answers each, oldest dropped first) and
+    thread-safe; a restart of the process, or a reload that another replica serves, does not find them (the
+    student is told so). ``key`` names what an answer is for (a question, a vote round): a newer one replaces it."""
+
+    def __init__(self, max_students: int = MAX_UNSENT_STUDENTS, max_each: int = MAX_UNSENT_EACH) -> None:
+        self._max_students, self._max_each = max_students, max_each
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, OrderedDict[str, object]] = OrderedDict()
+
+    def keep(self, student_id: str, key: str, answer: object) -> None:
+        """Keep an answer that was not stored (replacing one kept for the same key)."""
+        with self._lock:
+            mine = self._kept.setdefault(student_id, OrderedDict())
+            self._kept.move_to_end(student_id)
+            mine.pop(key, None)
+            mine[key] = answer
+            while len(mine) > self._max_each:
+                mine.popitem(last=False)
+            while len(self._kept) > self._max_students:
+                self._kept.popitem(last=False)
+
+    def sent(self, student_id: str, key: str) -> None:
+        """Forget an answer: it is stored now (or will never be: refused, or the student started over)."""
+        with self._lock:
+            mine = self._kept.get(student_id)
+            if mine is not None:
+                mine.pop(key, None)
+                if not mine:
+                    del self._kept[student_id]
+
+    def of(self, student_id: str) -> dict[str, object]:
+        """This student's unsent answers, oldest first (a copy)."""
+        with self._lock:
+            return dict(self._kept.get(student_id, {}))
+
+    def forget(self, student_id: str, prefix: str = "") -> None:
+        """Forget this student's unsent answers whose key starts with ``prefix`` (e.g. starting the quiz over)."""
+        with self._lock:
+            mine = self._kept.get(student_id)
+            if mine is None:
+                return
+            for key in [k for k in mine if k.startswith(prefix)]:
+                del mine[key]
+            if not mine:
+                del self._kept[student_id]

@@ -33,6 +33,7 @@ from mha_core.lesson import (
     Plan,
     Step,
     VoteState,
+    ballot,
     browser_shows,
     default_plan,
     dropped,
@@ -44,6 +45,7 @@ from mha_core.lesson import (
     timer,
 )
 from mha_core.lesson.plan import QUIZ_PAGE
+from mha_core.quiz.store import Unsent
 from mha_core.ui import present, render, student
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import bound_t, t
@@ -79,6 +81,8 @@ ASKED_KEY = "_live_asked"          # session: (version, times a poll asked for a
 BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
 STEPS_KEY = "live_steps"           # session: (class id, lesson start, number of steps) for the student's banner
 VOTED_KEY = "live_voted"           # session: {(vote key, round): choice} of this student's stored votes
+VOTES_READ_KEY = "_live_votes_read"  # session: (class id, vote keys whose stored votes of this student were read)
+RESENT_KEY = "_live_resent"        # session: the unsent votes this session took back and sent again
 EDIT_KEY = "live_edit"             # session: (class id, Plan) in the teacher's plan editor
 FULL_RUN_KEY = "_live_full_run"    # session: True while frame's fragment runs inside a full run
 DRAWN_KEY = "_live_drawn"          # session: whether the page was last drawn following (its votes or predictions)
@@ -86,6 +90,13 @@ BANNER_VERSION_KEY = "_live_banner_version"  # session: the live version the ban
 FLASH_KEY = "live_flash"           # session: a LabError a live callback left, to show once
 VOTE_FLASH_KEY = "live_vote_flash"  # session: a LabError of the student's last vote, to show under the vote
 VOTE_FAILED_KEY = "live_vote_failed"  # session: True when the database failed the last send (offer "send again")
+CONFLICT_KEY = "live_conflict"     # session: True once another window presented: this one shows, publishes nothing
+
+# The class page's keys the projector reads or sets (teacher.py and classroom.py import this module, so they are
+# named here; test_live_page holds them equal to the owners'):
+TEACHER_KEY = "classroom_teacher"        # session: True after the right password (teacher.TEACHER_KEY)
+TEACH_CODE_KEY = "classroom_teach_code"  # widget: the class the teacher looks at (teacher.TEACH_CODE_KEY)
+ROLE_KEY = "classroom_role"              # widget: the student's or the teacher's view (classroom.ROLE_KEY)
 
 # --- widget keys ---
 ADD_PAGE_KEY = "live_add_page"                              # select box: the page a new step shows
@@ -95,6 +106,8 @@ PREV_KEY, NEXT_KEY, END_KEY = "live_prev", "live_next", "live_end"  # the presen
 EXPLORE_KEY, BACK_KEY = "live_explore", "live_back"          # the student's banner
 OPEN_KEY, CLOSE_KEY, AGAIN_KEY, REVEAL_KEY = "live_vote_open", "live_vote_close", "live_vote_again", "live_vote_reveal"
 SEND_KEY = "live_vote_send"                                  # the student's "send my vote"
+TAKE_OVER_KEY = "live_take_over"                             # the presenter's "take over" after a conflict
+PROJECTOR_RESUME_KEY, PROJECTOR_LOGIN_KEY = "live_projector_resume", "live_projector_login"  # projector buttons
 BAR_KEY, BANNER_KEY = "live_bar", "live_banner"              # containers (stable for browser tests)
 
 # The address's parameter that says which live version this browser has drawn: written at the very end of a full
@@ -104,11 +117,22 @@ BAR_KEY, BANNER_KEY = "live_bar", "live_banner"              # containers (stabl
 # believes the page drawn while the browser still shows the old one. Every poll reads the browser's address, so
 # such a student is asked for another full run instead of staying on the old h or the old page.
 LIVE_QUERY = "live"
+# The presenter's address names the class it presents (a class code is what the projector shows anyway), so a
+# projector window whose session a reload or a restart lost still knows which lesson runs and can offer to resume.
+LESSON_QUERY = "lesson"
 
 # Widget values that survive switching pages (state.init_state): the page chosen for a new step.
 KEPT: dict[str, object] = {ADD_PAGE_KEY: LESSON_PAGES[0]}
 
 NEW_STEP_MINUTES = 5.0
+
+# The process's votes the database did not take, by student id (bounded, thread-safe: mha_core.quiz.store.Unsent),
+# so that a reload (a new session; the address keeps the student id) finds the choice and sends it again.
+UNSENT = Unsent()
+
+
+def _unsent_key(m: Member, vote: VoteState) -> str:
+    return f"vote:{m.class_id}:{vote.key}:{vote.round}"
 
 
 @dataclass(frozen=True)
@@ -260,9 +284,13 @@ def frame(current_key: str) -> None:
     if presenting():
         _presenter(current_key)
         return
+    if present.presenting():
+        _projector()
     m = student.member()
     if m is None:
         return
+    if not present.presenting() and st.query_params.get(student.STUDENT_PARAM) != m.key:
+        st.query_params[student.STUDENT_PARAM] = m.key  # a reload or a restart finds the member (and their votes)
     ss[FULL_RUN_KEY] = True
     ss[RUN_START_KEY] = time.time()
     ss[DRAWN_KEY] = following()
@@ -305,10 +333,54 @@ def _drawn_by_browser(version: int) -> bool:
 
 # --- the presenter ---
 
-def _publish(lesson: Lesson, state: LiveState) -> None:
-    """Write the state for every follower; remember what was written."""
-    version = storage().publish_live(lesson.class_id, state)
-    st.session_state[PUBLISHED_KEY] = (version, state)
+def _publish(lesson: Lesson, state: LiveState, fresh: bool = False) -> bool:
+    """Write the state for every follower; remember what was written. Compare-and-set on the version this window
+    last saw (unless ``fresh``: a new lesson), so a stale window never moves the class back: False when another
+    window presented since (this window then shows the class's state and publishes nothing until "take over")."""
+    ss = st.session_state
+    if ss.get(CONFLICT_KEY) and not fresh:
+        return False
+    seen = None if fresh or PUBLISHED_KEY not in ss else ss[PUBLISHED_KEY][0]
+    version = storage().publish_live(lesson.class_id, state, seen)
+    if version is None:
+        _conflict(lesson)
+        return False
+    ss[PUBLISHED_KEY] = (version, state)
+    return True
+
+
+def _conflict(lesson: Lesson) -> None:
+    """Another window presents this lesson: show the class's state (its page next) and say so; an ended lesson
+    ends here too."""
+    ss = st.session_state
+    version, state = storage().read_live(lesson.class_id)
+    if state is None:
+        _stop()
+        return
+    ss[PUBLISHED_KEY] = (version, state)
+    ss[CONFLICT_KEY] = True
+    ss[GOTO_KEY] = state.page
+
+
+def _on_take_over() -> None:
+    """"Take over": present from this window again, from where the class is (its step, page and settings)."""
+    ss = st.session_state
+    lesson = ss.get(PRESENTER_KEY)
+    if not isinstance(lesson, Lesson):
+        return
+    try:
+        version, state = storage().read_live(lesson.class_id)
+    except LabError as err:
+        _flash(err)
+        return
+    if state is None:
+        _stop()
+        return
+    for key, value in state.settings:  # a callback: before the sidebar's widgets are drawn
+        ss[key] = value
+    ss[PUBLISHED_KEY] = (version, state)
+    ss[GOTO_KEY] = state.page
+    ss.pop(CONFLICT_KEY, None)
 
 
 def _step_state(plan: Plan, step: int, last: LiveState | None, now: float) -> LiveState:
@@ -323,7 +395,9 @@ def _begin(lesson: Lesson, plan: Plan, state: LiveState) -> None:
     ss = st.session_state
     ss[PRESENTER_KEY], ss[PLAN_KEY] = lesson, plan
     ss[GOTO_KEY] = state.page
+    ss.pop(CONFLICT_KEY, None)
     present.on_start()
+    st.query_params[LESSON_QUERY] = lesson.code
 
 
 def _on_start(lesson: Lesson) -> None:
@@ -333,7 +407,7 @@ def _on_start(lesson: Lesson) -> None:
     try:
         storage().save_plan(lesson.class_id, plan)
         state = _step_state(plan, 0, None, time.time())
-        _publish(lesson, state)
+        _publish(lesson, state, fresh=True)
     except LabError as err:
         _flash(err)
         return
@@ -350,6 +424,8 @@ def _on_resume(lesson: Lesson) -> None:
         return
     if state is None:
         return
+    for key, value in state.settings:  # where the class is: a fresh session (a restart) must not reset h, the sentence
+        st.session_state[key] = value
     st.session_state[PUBLISHED_KEY] = (version, state)
     _begin(lesson, plan, state)
 
@@ -363,7 +439,8 @@ def _on_step(delta: int) -> None:
         return
     state = _step_state(plan, step, last, time.time())
     try:
-        _publish(ss[PRESENTER_KEY], state)
+        if not _publish(ss[PRESENTER_KEY], state):
+            return  # another window presents: this one now shows where the class is
     except LabError as err:
         _flash(err)
         return
@@ -380,8 +457,14 @@ def _on_end() -> None:
     except LabError as err:
         _flash(err)
         return
-    for key in (PRESENTER_KEY, PLAN_KEY, PUBLISHED_KEY, GOTO_KEY):
-        ss.pop(key, None)
+    _stop()
+
+
+def _stop() -> None:
+    """This session stops presenting."""
+    for key in (PRESENTER_KEY, PLAN_KEY, PUBLISHED_KEY, GOTO_KEY, CONFLICT_KEY):
+        st.session_state.pop(key, None)
+    st.query_params.pop(LESSON_QUERY, None)
     present.stop()
 
 
@@ -394,6 +477,8 @@ def _step_of(plan: Plan, page: str, step: int) -> int:
 def _sync(current_key: str) -> None:
     """Publish when the page (the teacher navigated) or a followed setting changed; a vote ends with its page."""
     ss = st.session_state
+    if ss.get(CONFLICT_KEY):  # another window presents: this one changes nothing until it takes over
+        return
     lesson, plan, last = ss[PRESENTER_KEY], ss[PLAN_KEY], _published()
     new = last
     if current_key != last.page and current_key in LESSON_PAGES:
@@ -428,17 +513,24 @@ def _presenter(current_key: str) -> None:
         _sync(current_key)
     except LabError as err:
         render.show_error(err)
+    if not presenting():  # the lesson ended in another window
+        st.rerun()
+    if ss.get(GOTO_KEY, current_key) != current_key:  # another window moved the class: show its page
+        st.rerun()
     render.show_flash(FLASH_KEY)
     plan, state = ss[PLAN_KEY], _published()
+    stale = bool(ss.get(CONFLICT_KEY))
     with st.container(border=True, key=BAR_KEY):
+        if stale:
+            _other_window(plan, state)
         _presenter_clock(lesson, current_key)
         turnout(lesson.class_id)  # joined and voted: a flood of fake students shows on the projector
         cols = st.columns([1, 1, 1, 1])
         cols[0].button(t("live.prev"), key=PREV_KEY, icon=":material/skip_previous:", on_click=_on_step,
-                       args=(-1,), disabled=state.step == 0, width="stretch")
+                       args=(-1,), disabled=stale or state.step == 0, width="stretch")
         last_step = state.step >= len(plan.steps) - 1
         cols[1].button(t("live.next"), key=NEXT_KEY, icon=":material/skip_next:", type="primary", on_click=_on_step,
-                       args=(1,), disabled=last_step, width="stretch")
+                       args=(1,), disabled=stale or last_step, width="stretch")
         with cols[2].popover(t("live.join_button"), icon=":material/qr_code_2:", width="stretch"):
             _join(lesson, qr_width=260)
         cols[3].button(t("live.end"), key=END_KEY, icon=":material/stop_circle:", on_click=_on_end,
@@ -446,6 +538,53 @@ def _presenter(current_key: str) -> None:
     if state.step == 0:  # while students arrive
         with st.container(border=True):
             _join(lesson, qr_width=300)
+
+
+def _other_window(plan: Plan, state: LiveState) -> None:
+    """Another window presents: where the class is, and the explicit "take over"."""
+    left, right = st.columns([3, 1], vertical_alignment="center")
+    left.warning(t("live.other_window", i=state.step + 1, n=len(plan.steps), page=t(f"nav.{state.page}")),
+                 icon=":material/devices:")
+    right.button(t("live.take_over"), key=TAKE_OVER_KEY, type="primary", icon=":material/swap_horiz:",
+                 on_click=_on_take_over, width="stretch", help=t("live.take_over_help"))
+
+
+def _projector_class() -> tuple[Lesson, LiveState] | None:
+    """The class whose live lesson this projector window presented (its address, else the logged-in teacher's
+    class) when that lesson still runs."""
+    ss = st.session_state
+    code = st.query_params.get(LESSON_QUERY) or (ss.get(TEACH_CODE_KEY) if ss.get(TEACHER_KEY) else None)
+    if not code:
+        return None
+    try:
+        info = storage().find_class(str(code))
+        state = storage().read_live(info.id)[1]
+    except LabError:  # a stale or mistyped address, or no database: nothing to resume here
+        return None
+    return None if state is None else (Lesson(info.id, info.code), state)
+
+
+def _projector() -> None:
+    """The projector (presentation mode) while its class's live lesson runs but this session does not present it
+    (a reload or a restart lost the session): say so, since its Next would move only this screen, and offer to
+    resume (the logged-in teacher at once; else log in on the class page, whose plan offers to take over)."""
+    found = _projector_class()
+    if found is None:
+        return
+    lesson, state = found
+    with st.container(border=True):
+        st.warning(t("live.projector_running", code=pretty(lesson.code), i=state.step + 1,
+                     page=t(f"nav.{state.page}")), icon=":material/cast:")
+        if st.session_state.get(TEACHER_KEY):
+            st.button(t("live.projector_resume"), key=PROJECTOR_RESUME_KEY, type="primary",
+                      icon=":material/play_arrow:", on_click=_on_resume, args=(lesson,))
+        elif st.button(t("live.projector_login"), key=PROJECTOR_LOGIN_KEY, type="primary", icon=":material/key:",
+                       help=t("live.projector_login_help")):
+            ss = st.session_state
+            ss[ROLE_KEY], ss[TEACH_CODE_KEY] = "teacher", lesson.code
+            present.stop()
+            _go("classroom")
+        render.show_flash(FLASH_KEY)
 
 
 def _join(lesson: Lesson, qr_width: int) -> None:
@@ -466,12 +605,18 @@ def _presenter_clock(lesson: Lesson, current_key: str) -> None:
     ss = st.session_state
     if not presenting():
         return
+    stale = bool(ss.get(CONFLICT_KEY))
     try:
         _sync(current_key)
+        if presenting() and not ss.get(CONFLICT_KEY) and storage().read_live(lesson.class_id)[0] != \
+                ss[PUBLISHED_KEY][0]:  # another window presented since: say so now, not at the next click
+            _conflict(lesson)
         following_n, present_n = storage().presence(lesson.class_id)
     except LabError as err:
         render.show_error(err)
         following_n = present_n = None
+    if not presenting() or bool(ss.get(CONFLICT_KEY)) != stale:
+        st.rerun(scope="app")  # the whole bar and page change: ended, or another window presents
     plan, state = ss[PLAN_KEY], _published()
     step = min(state.step, len(plan.steps) - 1)
     clock = timer(plan, step, state.step_started_at, state.lesson_started_at, time.time())
@@ -727,24 +872,74 @@ def _vote_count(lesson: Lesson, key: str, round_: int) -> None:
 def _on_send(m: Member, vote: VoteState) -> None:
     """Send the student's vote; on trouble keep the choice and say why (it can be sent again)."""
     ss = st.session_state
-    choice = ss.get(choice_key(vote.key, vote.round))
-    if choice is None:  # the button is disabled until a choice is made
+    ck = choice_key(vote.key, vote.round)
+    if ss.get(ck) is None:  # the button is disabled until a choice is made
         return
     try:
-        storage().cast_vote(m, vote.key, vote.round, int(choice), int(choice) == vote.answer)
+        choice = ballot(ss[ck], vote.n_options)  # a forged websocket value: a clear message, nothing stored
+        storage().cast_vote(m, vote.key, vote.round, choice, choice == vote.answer)
     except LabError as err:  # DatabaseError included: nothing stored, the choice stays to send again
         render.flash(VOTE_FLASH_KEY, err)
         ss[VOTE_FAILED_KEY] = isinstance(err, DatabaseError)
+        if isinstance(err, DatabaseError):
+            UNSENT.keep(m.key, _unsent_key(m, vote), choice)  # a reload finds it (and sends it again)
+        else:
+            UNSENT.sent(m.key, _unsent_key(m, vote))  # refused: never to be sent
+        if err.key == "vote_choice_bad":
+            ss[ck] = None  # not an option: the ballot is empty again
         return
+    UNSENT.sent(m.key, _unsent_key(m, vote))
     ss[VOTE_FAILED_KEY] = False
-    ss.setdefault(VOTED_KEY, {})[(vote.key, vote.round)] = int(choice)
+    ss.setdefault(VOTED_KEY, {})[(vote.key, vote.round)] = choice
+
+
+def _stored_votes(m: Member | None, key: str) -> dict:
+    """This student's votes {(vote key, round): choice}: the session's, with the database's for this vote read
+    once per session (a reload or a restart starts a new session, and the vote is stored)."""
+    ss = st.session_state
+    voted: dict = ss.setdefault(VOTED_KEY, {})
+    if m is None:
+        return voted
+    read = ss.get(VOTES_READ_KEY)
+    if not read or read[0] != m.class_id:
+        read = (m.class_id, frozenset())
+    if key in read[1]:
+        return voted
+    try:
+        rows = storage().votes(m.class_id, key, m.student_id)
+    except LabError:  # no database now: the next run reads again
+        return voted
+    for r in rows:
+        voted.setdefault((r.vote_key, r.round), r.choice)
+    ss[VOTES_READ_KEY] = (m.class_id, read[1] | {key})
+    return voted
+
+
+def _resend_unsent(m: Member, vote: VoteState) -> bool:
+    """A vote this process keeps unsent for the student (the database failed, then perhaps a reload) is on the
+    ballot and sent again, once per session. True while it is still unsent (the ballot says so)."""
+    ss = st.session_state
+    ukey, ck = _unsent_key(m, vote), choice_key(vote.key, vote.round)
+    kept = UNSENT.of(m.key).get(ukey)
+    if kept is None:
+        return False
+    if ss.get(ck) is None:  # before the radio is drawn in this run
+        ss[ck] = kept
+    resent: set = ss.setdefault(RESENT_KEY, set())
+    if ukey not in resent:
+        resent.add(ukey)
+        _on_send(m, vote)
+    unsent = UNSENT.of(m.key).get(ukey) is not None
+    if unsent:
+        ss[VOTE_FAILED_KEY] = True
+    return unsent
 
 
 def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
     ss = st.session_state
     state, m = _live_seen(), _member()
     vote = state.vote if state is not None and state.vote is not None and state.vote.key == key else None
-    voted: dict = ss.setdefault(VOTED_KEY, {})
+    voted: dict = _stored_votes(m, key) if vote is not None else ss.setdefault(VOTED_KEY, {})
     if vote is None:
         st.radio(t("common.predict_pick"), range(len(options)), index=None, key=choice_key(key, 0),
                  format_func=list(options).__getitem__, label_visibility="collapsed", disabled=True)
@@ -755,6 +950,8 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
     if ck not in ss and mine is not None:
         ss[ck] = mine
     is_open = vote.phase == "open"
+    unsent = is_open and m is not None and mine is None and _resend_unsent(m, vote)
+    mine = voted.get((key, vote.round))
     st.radio(t("common.predict_pick"), range(len(options)), index=None, key=ck,
              format_func=list(options).__getitem__, label_visibility="collapsed", disabled=not is_open)
     if vote.round == 2 and is_open:
@@ -765,6 +962,8 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
         st.button(label, key=SEND_KEY, type="primary", icon=":material/send:", on_click=_on_send,
                   args=(m, vote), disabled=m is None or ss.get(ck) is None)
         render.show_flash(VOTE_FLASH_KEY)
+        if unsent:
+            st.warning(t("live.vote_unsent"), icon=":material/cloud_off:")
         if mine is not None and not failed:
             st.success(t("live.vote_in"), icon=":material/how_to_reg:")
         return

@@ -18,7 +18,8 @@ PREV_KEY, EXIT_KEY, NEXT_KEY = "present_prev", "present_exit", "present_next"  #
 _NO_SIDEBAR_CSS = """<style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 [data-testid="stSidebarNav"] {display: none !important;}
-</style>"""
+[data-testid="stMainBlockContainer"] {padding-top: 4.5rem !important;}
+</style>"""  # without a sidebar the header (60 px, opaque) covers the top: start the page below it
 _LARGE_CSS = """<style>
 [data-testid="stMain"] {font-size: 1.45rem;}
 [data-testid="stMain"] p, [data-testid="stMain"] li, [data-testid="stMain"] td {font-size: 1.45rem;}

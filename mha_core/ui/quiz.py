@@ -5,9 +5,10 @@ Answers are graded in button callbacks, before the script runs, so the score dra
 page already counts the answer just given. Every graded answer goes through ``grade`` into the store, which is
 the class database (never a cache: any browser can clear those for every session). In a class, the progress and
 the class's answer row are written in one transaction, so the quiz never shows an answer the teacher lacks.
-When the database is busy or down, the graded answer stays in this session only (``PENDING_KEY``), the card
-stays open, and a warning at the top says how many answers are unsaved and that leaving the page loses them,
-with a button to send them again.
+When the database is busy or down, the graded answer stays in this session (``PENDING_KEY``) and in this
+process under the student's id (``UNSENT``, bounded: a reload is a new session, and the address keeps the id), the
+card stays open, and a warning at the top says how many answers are unsaved, with a button to send them again; a
+reload finds them and sends them again at once. A restart of the app loses them, and the warning says so.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from mha_core.quiz.grading import SELF_RIGHT, describe, grade
 from mha_core.quiz.model import Grade, Kind, Question, SelfMark
 from mha_core.quiz.progress import Progress, presented_order
 from mha_core.quiz.short import MAX_SHORT
-from mha_core.quiz.store import student_seed
+from mha_core.quiz.store import Unsent, student_seed
 from mha_core.ui import live, present, render, student
 from mha_core.ui.i18n import lang, t
 from mha_core.ui.nav import available_pages
@@ -36,6 +37,7 @@ MODE_KEY = "quiz_mode"            # sidebar widget: one question at a time or al
 MODE_PARAM = "mode"               # URL: ?mode=one|all, the mode a link opens with
 FLASH_KEY = "quiz_flash"          # session: question id -> LabError to show once under that question
 PENDING_KEY = "quiz_pending"      # session: question id -> Grade not saved yet (database busy or down)
+RESTORED_KEY = "_quiz_restored"   # session: the student id whose unsent answers this session took back
 POSITION_KEY = "quiz_position"    # session: the question shown one at a time (also stored, for a reload)
 PAGE_FLASH = ""                   # FLASH_KEY entry shown at the top of the page rather than under a question
 REVEALED_KEY = "quiz_revealed"    # session: free-text questions whose model answer is showing
@@ -46,6 +48,11 @@ MAX_TEXT = 600
 # Widget values that survive switching pages (state.init_state re-assigns them on every run). The mode's default is
 # None (init_state writes no default): until the student chooses, the quiz takes a link's ?mode= on the first visit.
 KEPT: dict[str, object] = {MODE_KEY: None}
+
+# The process's unsent quiz answers by student id (bounded, thread-safe; see mha_core.quiz.store.Unsent): what a
+# reload finds when the database did not take an answer. Process-wide on purpose: a session ends with a reload.
+UNSENT = Unsent()
+_QUIZ = "quiz:"  # UNSENT key prefix: quiz:<question id>
 
 
 def answer_key(question_id: str, option_id: str | None = None) -> str:
@@ -72,6 +79,7 @@ class QuizView:
 def open_quiz() -> QuizView:
     """Identify the student (session, else URL, else new), draw the sidebar, load bank and progress."""
     sid = _student_id()
+    _take_back_unsent(sid)
     mode = _sidebar(sid)
     student.quiz_banner()  # in a class: the class and the name (or why the class is gone)
     seed = student_seed(sid)
@@ -101,6 +109,22 @@ def _student_id() -> str:
     elif st.query_params.get(student.STUDENT_PARAM) != sid:
         st.query_params[student.STUDENT_PARAM] = sid
     return sid
+
+
+def _take_back_unsent(sid: str) -> None:
+    """Once per session and student id (a reload is a new session): the answers this process keeps unsent for
+    the student come back to the page, and are sent again at once (before the progress is read)."""
+    ss = st.session_state
+    if ss.get(RESTORED_KEY) == sid:
+        return
+    ss[RESTORED_KEY] = sid
+    kept = {k.removeprefix(_QUIZ): g for k, g in UNSENT.of(sid).items() if k.startswith(_QUIZ)}
+    if not kept:
+        return
+    pending = ss.setdefault(PENDING_KEY, {})
+    for qid, g in kept.items():
+        pending.setdefault(qid, g)
+    _on_resend(sid)
 
 
 def _sidebar(sid: str) -> str:
@@ -143,13 +167,16 @@ def _save(sid: str, g: Grade) -> bool:
         _, outcome = student.progress_store().record(sid, g, student.member())
     except DatabaseError as err:
         pending[g.question_id] = g
+        UNSENT.keep(sid, _QUIZ + g.question_id, g)
         _flash(g.question_id, err)
         return False
     except LabError as err:  # graded already (another tab, an earlier session): the stored answer stands
         pending.pop(g.question_id, None)
+        UNSENT.sent(sid, _QUIZ + g.question_id)
         _flash(g.question_id, err)
         return False
     pending.pop(g.question_id, None)
+    UNSENT.sent(sid, _QUIZ + g.question_id)
     refused = student.refusal(outcome)
     if refused is not None:
         _flash(g.question_id, refused)
@@ -164,7 +191,8 @@ def _on_resend(sid: str) -> None:
 
 
 def pending_box(sid: str, titles: Mapping[str, str]) -> None:
-    """The unsaved answers (count and titles), that leaving loses them, and the button that sends them again."""
+    """The unsaved answers (count and titles), where they are kept, and the button that sends them again."""
+    _take_back_unsent(sid)  # the class page shows this box too
     pending = st.session_state.get(PENDING_KEY, {})
     if not pending:
         return
@@ -228,6 +256,7 @@ def _on_restart(sid: str) -> None:
     st.session_state[REVEALED_KEY] = set()
     st.session_state[FLASH_KEY] = {}
     st.session_state[PENDING_KEY] = {}
+    UNSENT.forget(sid, _QUIZ)
     st.session_state.pop(POSITION_KEY, None)
     try:
         student.progress_store().reset(sid)

@@ -223,3 +223,47 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
         assert page.locator('[data-testid="stException"]').count() == 0
         ctx.close()
     teacher_ctx.close()
+
+
+def test_a_second_presenter_window_is_told_at_once_and_takes_over(browser, live_server, shots):
+    """Two presenter windows: the one that did not move learns it from its own once-a-second clock (no click),
+    publishes nothing until "take over", and after it the other window is told in turn."""
+    from benchmarks.harness import wait_ready
+    from mha_core.classroom.storage import Storage
+
+    base, db_url = live_server
+    first_ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
+    first = first_ctx.new_page()
+    teacher_opens_a_class(first, f"{base}/classroom", PASSWORD)
+    _click(first, ".st-key-live_start")
+    first.locator(".st-key-live_bar").wait_for(timeout=FOLLOW_MS)
+    second_ctx = browser.new_context(viewport={"width": 390, "height": 900}, locale="zh-CN")
+    second = second_ctx.new_page()
+    second.goto(f"{base}/classroom")
+    wait_ready(second)
+    second.locator(".st-key-classroom_role button").nth(1).click()
+    wait_ready(second)
+    second.locator(".st-key-classroom_pw_in input").fill(PASSWORD)
+    second.locator('[data-testid="stFormSubmitButton"] button').click()
+    wait_ready(second)
+    _click(second, ".st-key-live_resume")                       # the newest class: this one
+    second.locator(".st-key-live_bar").wait_for(timeout=FOLLOW_MS)
+    _click(first, ".st-key-live_next")
+    second.locator(".st-key-live_take_over").wait_for(timeout=FOLLOW_MS)   # told without touching it
+    assert second.locator(".st-key-live_next button:visible").first.is_disabled()
+    second.screenshot(path=str(shots / "live-other-window-390-zh.png"), full_page=True)
+    second.locator(".st-key-live_take_over button:visible").first.click()  # (the page keeps a hidden copy)
+    wait_ready(second)
+    _click(second, ".st-key-live_next")
+    first.locator(".st-key-live_take_over").wait_for(timeout=FOLLOW_MS)    # now the first window is told
+    first.screenshot(path=str(shots / "live-other-window-1280-en.png"), full_page=True)
+    store = Storage.open(db_url)
+    try:
+        (info, *_) = store.list_classes()                        # newest first
+        assert store.read_live(info.id)[1].step == 2
+    finally:
+        store.dispose()
+    for page in (first, second):
+        assert page.locator('[data-testid="stException"]').count() == 0
+    first_ctx.close()
+    second_ctx.close()
