@@ -49,6 +49,12 @@ def top_key(kind: str) -> str:
     return f"{TOP_KEY}_{kind}"
 
 
+def cache_name(loaded: P.Loaded) -> str:
+    """What every cached result is keyed on besides its input: the model and P.RESULTS_VERSION (results computed
+    by an older version, e.g. while sessions shared hooks on the model, never match a new key)."""
+    return f"{loaded.name}#v{P.RESULTS_VERSION}"
+
+
 @st.cache_resource(max_entries=3, show_spinner=False)
 def _load(name: str) -> P.Loaded:
     return P.load(name)
@@ -75,7 +81,7 @@ def _run(_loaded: P.Loaded, name: str, sentence: str) -> P.Run:
 
 def run(loaded: P.Loaded, sentence: str) -> P.Run:
     """The sentence through the model (cached per model and sentence)."""
-    return _run(loaded, loaded.name, sentence)
+    return _run(loaded, cache_name(loaded), sentence)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -85,7 +91,7 @@ def _stats(_r: P.Run, name: str, sentence: str) -> P.HeadStats:
 
 def stats(loaded: P.Loaded, r: P.Run, sentence: str) -> P.HeadStats:
     """Every head's type scores for this sentence (cached)."""
-    return _stats(r, loaded.name, sentence)
+    return _stats(r, cache_name(loaded), sentence)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -97,7 +103,7 @@ def _similarity(_r: P.Run, name: str, sentence: str) -> tuple[np.ndarray, np.nda
 def similarity(loaded: P.Loaded, r: P.Run, sentence: str) -> tuple[np.ndarray, np.ndarray]:
     """(L·H, L·H) Jensen–Shannon distances between every two heads and (L·H,) each head's entropy, heads in
     order L0·H0, L0·H1, … (cached per model and sentence: a threshold or head change costs nothing)."""
-    return _similarity(r, loaded.name, sentence)
+    return _similarity(r, cache_name(loaded), sentence)
 
 
 def similarity_table(names: list[str], order: tuple[int, ...], group_of: dict[int, int], kinds: list[str],
@@ -118,7 +124,7 @@ def _checks(_loaded: P.Loaded, _r: P.Run, name: str, sentence: str) -> list[P.La
 
 def checks(loaded: P.Loaded, r: P.Run, sentence: str) -> list[P.LayerCheck]:
     """The core against every layer of the model (cached)."""
-    return _checks(loaded, r, loaded.name, sentence)
+    return _checks(loaded, r, cache_name(loaded), sentence)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -128,7 +134,7 @@ def _importance(_loaded: P.Loaded, name: str, sentence: str) -> np.ndarray:
 
 def importance(loaded: P.Loaded, sentence: str) -> np.ndarray:
     """Per-head importance (1 − cosine), one batched forward, cached."""
-    return _importance(loaded, loaded.name, sentence)
+    return _importance(loaded, cache_name(loaded), sentence)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -138,7 +144,7 @@ def _ablate(_loaded: P.Loaded, _base: P.Run, name: str, sentence: str, off: tupl
 
 def ablate(loaded: P.Loaded, base: P.Run, sentence: str, off: list[tuple[int, int]]) -> float:
     """Cosine similarity with these heads off (cached)."""
-    return _ablate(loaded, base, loaded.name, sentence, tuple(sorted(off)))
+    return _ablate(loaded, base, cache_name(loaded), sentence, tuple(sorted(off)))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -150,7 +156,7 @@ def _pair_sides(_loaded: P.Loaded, name: str, index: int) -> tuple[M.PairSide, M
 
 def pair_sides(loaded: P.Loaded, index: int) -> tuple[M.PairSide, M.PairSide]:
     """Both sentences of minimal pair ``index`` through the model (cached); LabError if its words are missing."""
-    return _pair_sides(loaded, loaded.name, index)
+    return _pair_sides(loaded, cache_name(loaded), index)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -160,7 +166,7 @@ def _pair_census(_sides: tuple[M.PairSide, M.PairSide], name: str, index: int) -
 
 def pair_census(loaded: P.Loaded, index: int, sides: tuple[M.PairSide, M.PairSide]) -> M.PairCensus:
     """Every head's verdict on the pair, counted (cached)."""
-    return _pair_census(sides, loaded.name, index)
+    return _pair_census(sides, cache_name(loaded), index)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -170,7 +176,7 @@ def _unknown_tokens(_loaded: P.Loaded, name: str, sentence: str) -> tuple[int, i
 
 def unknown_tokens(loaded: P.Loaded, sentence: str) -> tuple[int, int]:
     """(unknown pieces, pieces) of a sentence for this model's vocabulary (cached)."""
-    return _unknown_tokens(loaded, loaded.name, sentence)
+    return _unknown_tokens(loaded, cache_name(loaded), sentence)
 
 
 def default_pair_head(loaded: P.Loaded, index: int, sides: tuple[M.PairSide, M.PairSide]) -> None:
