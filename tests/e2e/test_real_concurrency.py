@@ -70,3 +70,6 @@ def test_ten_students_at_once_each_get_their_own_sentence_s_verdict():
              if expected[s] not in texts or not any(x.startswith(tokens[s]) for x in texts)]
     told_fail = sum(any(x.startswith("Largest difference") for x in texts) for texts in pages)
     assert (wrong, told_fail) == ([], 0)
+    # ten new sentences, two computed at a time: the others were told their place in the queue (issue 28.4)
+    queue = translate("en", "real.queue", n=0).split("0")[0]
+    assert sum(any(x.startswith(queue) for x in texts) for texts in pages) >= 1
