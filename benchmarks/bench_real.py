@@ -222,14 +222,18 @@ def _digest_pages() -> None:
     import hashlib
 
     from benchmarks import cluster
+    from mha_core.i18n import translate
 
     if getattr(cluster._collect, "digests", False):
         return
     original = cluster._collect
+    waiting = (translate("en", "real.queue", n=0).split("0")[0], translate("en", "real.computing"))
 
     def collect(el, run) -> None:  # noqa: ANN001
         original(el, run)
         kind = el.WhichOneof("type")
+        if kind == "alert" and el.alert.body.startswith(waiting):
+            return  # the queue's place and "computing", shown while waiting: not a result
         if kind and kind not in TRANSIENT:
             run.__dict__.setdefault("digests", []).append(
                 (kind, hashlib.sha1(getattr(el, kind).SerializeToString(deterministic=True)).hexdigest()))

@@ -22,6 +22,11 @@ class Turns:
         self._waiting: list[int] = []   # tickets in arrival order
         self._active = 0
 
+    def busy(self) -> bool:
+        """True while anyone computes or waits."""
+        with self._cond:
+            return bool(self._active or self._waiting)
+
     def ahead(self, ticket: int) -> int:
         """How many are ahead of ``ticket``: those computing now and those who came earlier and still wait."""
         with self._cond:

@@ -4,6 +4,7 @@ runs and tables, and the callbacks that move the head selectors."""
 from __future__ import annotations
 
 import re
+import threading
 
 import numpy as np
 import pandas as pd
@@ -83,6 +84,9 @@ def load(name: str) -> P.Loaded | None:
 RUNS = ByteLRU(96 * MIB)            # about 13 runs of 128 pieces, many more short ones
 RESULTS = ByteLRU(16 * MIB)         # stats, layer-check differences, similarity, importance, ablations, pairs
 TURNS = Turns(2)                    # at most two sentences computed at once on this 2-core machine; others queue
+TRIM_AFTER = 10.0                   # seconds after a computation when freed memory is given back again
+_TRIM_LOCK = threading.Lock()       # guards _TRIM_TIMER, the process's one pending give-back
+_TRIM_TIMER: threading.Timer | None = None
 
 
 def _run_key(loaded: P.Loaded, sentence: str) -> tuple:
@@ -117,6 +121,32 @@ def prepare(loaded: P.Loaded, sentence: str) -> None:
             pass  # the page shows it when it asks for the run
         finally:
             note.empty()
+    _later_give_back()
+
+
+def _give_back() -> None:
+    """Return freed heap pages to the OS (glibc's malloc_trim; elsewhere a no-op) once the model is idle: a class's
+    temporaries are freed in many threads' malloc arenas, which glibc otherwise keeps, so the server's RSS would
+    stay at the class's peak after everyone left."""
+    if TURNS.busy():
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _later_give_back() -> None:
+    """_give_back now and again when the sessions that just finished have had time to leave (one timer at most)."""
+    global _TRIM_TIMER  # noqa: PLW0603 - the one pending timer of the process (documented above)
+    _give_back()
+    with _TRIM_LOCK:
+        if _TRIM_TIMER is None or not _TRIM_TIMER.is_alive():
+            _TRIM_TIMER = threading.Timer(TRIM_AFTER, _give_back)
+            _TRIM_TIMER.daemon = True
+            _TRIM_TIMER.start()
 
 
 def stats(loaded: P.Loaded, r: P.Run, sentence: str) -> P.HeadStats:
