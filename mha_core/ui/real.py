@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -84,9 +85,11 @@ def load(name: str) -> P.Loaded | None:
 RUNS = ByteLRU(96 * MIB)            # about 13 runs of 128 pieces, many more short ones
 RESULTS = ByteLRU(16 * MIB)         # stats, layer-check differences, similarity, importance, ablations, pairs
 TURNS = Turns(2)                    # at most two sentences computed at once on this 2-core machine; others queue
-TRIM_AFTER = 10.0                   # seconds after a computation when freed memory is given back again
-_TRIM_LOCK = threading.Lock()       # guards _TRIM_TIMER, the process's one pending give-back
-_TRIM_TIMER: threading.Timer | None = None
+TRIM_AFTER = 10.0                   # freed memory is given back this often …
+TRIM_FOR = 180.0                    # … until this long after the last computation (past the disconnected TTL)
+_TRIM_LOCK = threading.Lock()       # guards the two below: the process's one give-back thread and its clock
+_TRIM_THREAD: threading.Thread | None = None
+_LAST_WORK = 0.0
 
 
 def _run_key(loaded: P.Loaded, sentence: str) -> tuple:
@@ -139,14 +142,25 @@ def _give_back() -> None:
 
 
 def _later_give_back() -> None:
-    """_give_back now and again when the sessions that just finished have had time to leave (one timer at most)."""
-    global _TRIM_TIMER  # noqa: PLW0603 - the one pending timer of the process (documented above)
+    """_give_back now, then every TRIM_AFTER seconds until TRIM_FOR seconds after the last computation: sessions
+    free their pages as they leave, and Streamlit drops a disconnected session only after its TTL (120 s).
+    One such thread at most per process."""
+    global _TRIM_THREAD, _LAST_WORK  # noqa: PLW0603 - the process's one give-back thread (documented above)
     _give_back()
     with _TRIM_LOCK:
-        if _TRIM_TIMER is None or not _TRIM_TIMER.is_alive():
-            _TRIM_TIMER = threading.Timer(TRIM_AFTER, _give_back)
-            _TRIM_TIMER.daemon = True
-            _TRIM_TIMER.start()
+        _LAST_WORK = time.monotonic()
+        if _TRIM_THREAD is None or not _TRIM_THREAD.is_alive():
+            _TRIM_THREAD = threading.Thread(target=_give_back_while_recent, name="real-give-back", daemon=True)
+            _TRIM_THREAD.start()
+
+
+def _give_back_while_recent() -> None:
+    while True:
+        time.sleep(TRIM_AFTER)
+        _give_back()
+        with _TRIM_LOCK:
+            if time.monotonic() - _LAST_WORK > TRIM_FOR:
+                return
 
 
 def stats(loaded: P.Loaded, r: P.Run, sentence: str) -> P.HeadStats:
