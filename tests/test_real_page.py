@@ -347,3 +347,23 @@ def test_the_page_keeps_a_run_in_float32_once_in_a_byte_bounded_cache():
     assert r.attentions.dtype == np.float32 and not r.attentions.flags.writeable
     assert 0 < R.RUNS.total <= R.RUNS.max_bytes and R.RESULTS.total <= R.RESULTS.max_bytes
     assert all(c.ok for c in R.checks(loaded, r, P.EXAMPLES[0].sentence))
+
+
+def test_ablation_and_importance_take_their_turn_and_no_head_off_costs_no_forward(monkeypatch):
+    """Under a class every forward waits its turn (TURNS); with no head off the cosine is 1 without one."""
+    from mha_core.turns import Turns
+
+    loaded = R.load(P.PACKAGED)
+    s = "A sentence only this test uses, for the turn count."
+    r = R.run(loaded, s)
+    monkeypatch.setattr(P, "run", lambda *_a, **_k: pytest.fail("a forward for no head off"))
+    assert R.ablate(loaded, r, s, []) == 1.0
+    monkeypatch.undo()
+    turns = Turns(2)
+    taken = []
+    original = turns.turn
+    monkeypatch.setattr(turns, "turn", lambda *a, **k: taken.append(1) or original(*a, **k))
+    monkeypatch.setattr(R, "TURNS", turns)
+    R.ablate(loaded, r, s, [(0, 1)])
+    R.importance(loaded, s)
+    assert len(taken) == 2

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +24,7 @@ from mha_core.ui import render
 from mha_core.ui.i18n import t
 from mha_core.units import head_name
 
+T = TypeVar("T")
 EXAMPLES = (*P.EXAMPLES, *P.ZH_EXAMPLES)  # the example sentences the page offers, English first
 MODEL_KEY, SENTENCE_KEY, EXAMPLE_KEY = "real_model", "real_sentence", "real_example"
 KIND_KEY = "real_kind"                                                     # head type shown in the top table
@@ -107,13 +110,7 @@ def prepare(loaded: P.Loaded, sentence: str) -> None:
     Nothing to do when they are cached. LabError (bad sentence) surfaces from ``run`` as before."""
     if _run_key(loaded, sentence) in RUNS and ("sim", cache_name(loaded), sentence) in RESULTS:
         return
-    note = st.empty()
-
-    def waiting(ahead: int) -> None:
-        note.info(t("real.queue", n=ahead), icon=":material/hourglass_top:")
-
-    with TURNS.turn(waiting):
-        note.info(t("real.computing"), icon=":material/hourglass_top:")
+    def compute() -> None:
         try:
             r = run(loaded, sentence)
             stats(loaded, r, sentence)
@@ -122,9 +119,25 @@ def prepare(loaded: P.Loaded, sentence: str) -> None:
                 checks(loaded, r, sentence)
         except LabError:
             pass  # the page shows it when it asks for the run
-        finally:
-            note.empty()
-    _later_give_back()
+
+    in_turn(compute)
+
+
+def in_turn(compute: Callable[[], T]) -> T:
+    """``compute()`` in turn with the class's other computations (TURNS); meanwhile the page says how many are
+    ahead, then that it is computing, and clears that note when done."""
+    note = st.empty()
+
+    def waiting(ahead: int) -> None:
+        note.info(t("real.queue", n=ahead), icon=":material/hourglass_top:")
+
+    try:
+        with TURNS.turn(waiting):
+            note.info(t("real.computing"), icon=":material/hourglass_top:")
+            return compute()
+    finally:
+        note.empty()
+        _later_give_back()
 
 
 def _give_back() -> None:
@@ -197,14 +210,17 @@ def checks(loaded: P.Loaded, r: P.Run, sentence: str) -> list[P.LayerDiff]:
 
 def importance(loaded: P.Loaded, sentence: str) -> np.ndarray:
     """Per-head importance (1 − cosine), one batched forward, cached."""
-    return RESULTS.get(("importance", cache_name(loaded), sentence), lambda: P.importance(loaded, sentence))
+    return RESULTS.get(("importance", cache_name(loaded), sentence),
+                       lambda: in_turn(lambda: P.importance(loaded, sentence)))
 
 
 def ablate(loaded: P.Loaded, base: P.Run, sentence: str, off: list[tuple[int, int]]) -> float:
     """Cosine similarity with these heads off (cached)."""
     key = tuple(sorted(off))
+    if not key:
+        return 1.0  # every head on: the sentence itself (P.ablate would spend a forward to say so)
     return RESULTS.get(("ablate", cache_name(loaded), sentence, key),
-                       lambda: P.ablate(loaded, sentence, list(key), base))
+                       lambda: in_turn(lambda: P.ablate(loaded, sentence, list(key), base)))
 
 
 def pair_sides(loaded: P.Loaded, index: int) -> tuple[M.PairSide, M.PairSide]:
