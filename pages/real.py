@@ -34,6 +34,7 @@ st.selectbox(t("real.example"), range(len(R.EXAMPLES)), index=None, key=R.EXAMPL
              placeholder=t("real.example_placeholder"), format_func=lambda i: R.EXAMPLES[i].sentence)
 sentence = st.text_input(t("real.sentence"), key=R.SENTENCE_KEY, max_chars=P.MAX_SENTENCE_CHARS,
                          help=t("real.sentence_help", max=P.MAX_REAL_TOKENS))
+R.prepare(loaded, sentence)  # in turn with the class; says how many sentences are ahead while it waits
 try:
     r = R.run(loaded, sentence)
 except LabError as err:

@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import socket
+import threading
 import time
 
 import numpy as np
@@ -331,7 +332,7 @@ def test_no_head_off_keeps_the_sentence_and_switching_off_moves_it(model):
     assert P.ablate(model, s, [(layer, h) for layer in range(3) for h in range(12)]) < 0.99
 
 
-def test_the_hook_zeroes_exactly_that_heads_slice(model):
+def test_the_head_mask_zeroes_exactly_that_heads_slice(model):
     """With head (l, h) off, the out-projection equals the core's concat with that head's block zeroed, @ W_O + b_O."""
     layer, head, d = 1, 4, 32
     mask = np.ones((6, 12))
@@ -353,3 +354,70 @@ def test_batched_importance_matches_one_head_at_a_time(model):
     base = P.run(model, s)
     for layer, head in [(0, 2), (3, 7), (5, 11)]:
         assert imp[layer, head] == pytest.approx(1 - P.ablate(model, s, [(layer, head)], base), abs=1e-4)
+
+
+# --- many sessions on one shared model (issue 28, item 1) ---
+
+def test_the_forward_equals_the_model_s_own_and_leaves_no_hooks(model, monkeypatch):
+    """run() takes every layer apart without hooks: the same attentions and last state as model(**enc), bit for bit."""
+    import torch
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a hook on the shared model")
+
+    s = P.EXAMPLES[0].sentence
+    with monkeypatch.context() as m:  # nothing is attached to the shared model, not even for a moment
+        m.setattr(torch.nn.Module, "register_forward_hook", refuse)
+        m.setattr(torch.nn.Module, "register_forward_pre_hook", refuse)
+        r = P.run(model, s)
+        P.ablate(model, s, [(1, 2)], r)
+        P.importance(model, s)
+    enc, *_ = P._encode(model, s)
+    with torch.no_grad():
+        out = model.model(**enc, output_attentions=True)
+    np.testing.assert_array_equal(r.attentions, torch.stack([a[0] for a in out.attentions]).numpy())
+    np.testing.assert_array_equal(r.sentence_vec, out.last_hidden_state[0].mean(0).numpy())
+    assert r.attentions.dtype == r.layer_inputs.dtype == r.attn_outputs.dtype == np.float32
+    assert not r.attentions.flags.writeable  # shared between sessions through the page's caches
+
+
+def test_concurrent_runs_ablations_and_importance_equal_the_sequential_results_exactly(model):
+    """4 threads of run (each its own sentence) + ablate + importance at once, three rounds: every result is
+    bit-for-bit the one computed alone. Before the fix the hooks of one call landed in another's forward."""
+    sentences = SENTENCES[:4]
+    off = [(layer, h) for layer in range(6) for h in range(0, 12, 2)]
+    alone = {s: P.run(model, s) for s in sentences}
+    alone_ablate = P.ablate(model, SENTENCES[4], off)
+    alone_importance = P.importance(model, SENTENCES[5])
+    rounds = 3
+    gate = threading.Barrier(6)
+    got: dict[int, list] = {}
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            gate.wait(timeout=60)
+            if i < 4:
+                got[i] = [P.run(model, sentences[i]) for _ in range(rounds)]
+            elif i == 4:
+                got[i] = [P.ablate(model, SENTENCES[4], off) for _ in range(rounds)]
+            else:
+                got[i] = [P.importance(model, SENTENCES[5]) for _ in range(rounds)]
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    wrong = [(i, k) for i in range(4) for k, r in enumerate(got[i])
+             if not (np.array_equal(r.attentions, alone[sentences[i]].attentions)
+                     and np.array_equal(r.attn_outputs, alone[sentences[i]].attn_outputs)
+                     and np.array_equal(r.layer_inputs, alone[sentences[i]].layer_inputs))]
+    assert wrong == []
+    assert got[4] == [alone_ablate] * rounds
+    assert all(np.array_equal(imp, alone_importance) for imp in got[5])
+    for i in range(4):  # and the layer check still passes on every one
+        assert all(c.ok for c in P.check_all(model, got[i][-1]))

@@ -4,6 +4,10 @@ runs and tables, and the callbacks that move the head selectors."""
 from __future__ import annotations
 
 import re
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -13,11 +17,14 @@ from mha_core import head_similarity as HS
 from mha_core import minimal_pair as M
 from mha_core import pretrained as P
 from mha_core.errors import LabError
+from mha_core.lru import ByteLRU
 from mha_core.markdown import escape
+from mha_core.turns import Turns
 from mha_core.ui import render
 from mha_core.ui.i18n import t
 from mha_core.units import head_name
 
+T = TypeVar("T")
 EXAMPLES = (*P.EXAMPLES, *P.ZH_EXAMPLES)  # the example sentences the page offers, English first
 MODEL_KEY, SENTENCE_KEY, EXAMPLE_KEY = "real_model", "real_sentence", "real_example"
 KIND_KEY = "real_kind"                                                     # head type shown in the top table
@@ -33,6 +40,7 @@ IMPORTANCE_KEY = "real_importance"  # a long sentence computes the per-head impo
 IMPORTANCE_AUTO = 48  # tokens up to which it is computed at once (73 forward passes of n tokens: ~1 s at 48)
 GROUP_STEPS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)  # thresholds offered (Jensen–Shannon distance)
 GROUP_DEFAULT = 0.3  # on the first example: 23 groups, the largest of 14 heads
+MIB = 1 << 20
 SIMILARITY_DTYPE = np.float32  # js_distances in single precision: ~2.5x faster at 128 tokens, within 1e-4
 
 KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.init_state)
@@ -47,6 +55,12 @@ KEPT: dict[str, object] = {  # widget values that survive a visit to another pag
 def top_key(kind: str) -> str:
     """Session key of the top-heads table of one head type (its selected row)."""
     return f"{TOP_KEY}_{kind}"
+
+
+def cache_name(loaded: P.Loaded) -> str:
+    """What every cached result is keyed on besides its input: the model and P.RESULTS_VERSION (results computed
+    by an older version, e.g. while sessions shared hooks on the model, never match a new key)."""
+    return f"{loaded.name}#v{P.RESULTS_VERSION}"
 
 
 @st.cache_resource(max_entries=3, show_spinner=False)
@@ -68,36 +82,114 @@ def load(name: str) -> P.Loaded | None:
         return None
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _run(_loaded: P.Loaded, name: str, sentence: str) -> P.Run:
-    return P.run(_loaded, sentence)
+# Every result is kept once per process in a cache bounded by bytes (mha_core.lru), keyed on cache_name(loaded)
+# and the input; values are shared, read-only, never copied per session (st.cache_data would unpickle a copy
+# for each rerun of each student). Sizes at 128 pieces: a Run ~7 MiB (float32), the rest a few KiB each.
+RUNS = ByteLRU(96 * MIB)            # about 13 runs of 128 pieces, many more short ones
+RESULTS = ByteLRU(16 * MIB)         # stats, layer-check differences, similarity, importance, ablations, pairs
+TURNS = Turns(2)                    # at most two sentences computed at once on this 2-core machine; others queue
+TRIM_AFTER = 10.0                   # freed memory is given back this often …
+TRIM_FOR = 180.0                    # … until this long after the last computation (past the disconnected TTL)
+_TRIM_LOCK = threading.Lock()       # guards the two below: the process's one give-back thread and its clock
+_TRIM_THREAD: threading.Thread | None = None
+_LAST_WORK = 0.0
+
+
+def _run_key(loaded: P.Loaded, sentence: str) -> tuple:
+    return ("run", cache_name(loaded), sentence)
 
 
 def run(loaded: P.Loaded, sentence: str) -> P.Run:
     """The sentence through the model (cached per model and sentence)."""
-    return _run(loaded, loaded.name, sentence)
+    return RUNS.get(_run_key(loaded, sentence), lambda: P.run(loaded, sentence))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _stats(_r: P.Run, name: str, sentence: str) -> P.HeadStats:
-    return P.head_stats(_r.attentions, _r.special, _r.punct)
+def prepare(loaded: P.Loaded, sentence: str) -> None:
+    """A new sentence's heavy results (forward, stats, layer check, head similarity) computed in turn with the
+    other students' (at most TURNS.slots at once); while waiting, the page says how many are ahead of this one.
+    Nothing to do when they are cached. LabError (bad sentence) surfaces from ``run`` as before."""
+    if _run_key(loaded, sentence) in RUNS and ("sim", cache_name(loaded), sentence) in RESULTS:
+        return
+    def compute() -> None:
+        try:
+            r = run(loaded, sentence)
+            stats(loaded, r, sentence)
+            similarity(loaded, r, sentence)
+            if loaded.bert_like:
+                checks(loaded, r, sentence)
+        except LabError:
+            pass  # the page shows it when it asks for the run
+
+    in_turn(compute)
+
+
+def in_turn(compute: Callable[[], T]) -> T:
+    """``compute()`` in turn with the class's other computations (TURNS); meanwhile the page says how many are
+    ahead, then that it is computing, and clears that note when done."""
+    note = st.empty()
+
+    def waiting(ahead: int) -> None:
+        note.info(t("real.queue", n=ahead), icon=":material/hourglass_top:")
+
+    try:
+        with TURNS.turn(waiting):
+            note.info(t("real.computing"), icon=":material/hourglass_top:")
+            return compute()
+    finally:
+        note.empty()
+        _later_give_back()
+
+
+def _give_back() -> None:
+    """Return freed heap pages to the OS (glibc's malloc_trim; elsewhere a no-op) once the model is idle: a class's
+    temporaries are freed in many threads' malloc arenas, which glibc otherwise keeps, so the server's RSS would
+    stay at the class's peak after everyone left."""
+    if TURNS.busy():
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _later_give_back() -> None:
+    """_give_back now, then every TRIM_AFTER seconds until TRIM_FOR seconds after the last computation: sessions
+    free their pages as they leave, and Streamlit drops a disconnected session only after its TTL (120 s).
+    One such thread at most per process."""
+    global _TRIM_THREAD, _LAST_WORK  # noqa: PLW0603 - the process's one give-back thread (documented above)
+    _give_back()
+    with _TRIM_LOCK:
+        _LAST_WORK = time.monotonic()
+        if _TRIM_THREAD is None or not _TRIM_THREAD.is_alive():
+            _TRIM_THREAD = threading.Thread(target=_give_back_while_recent, name="real-give-back", daemon=True)
+            _TRIM_THREAD.start()
+
+
+def _give_back_while_recent() -> None:
+    while True:
+        time.sleep(TRIM_AFTER)
+        _give_back()
+        with _TRIM_LOCK:
+            if time.monotonic() - _LAST_WORK > TRIM_FOR:
+                return
 
 
 def stats(loaded: P.Loaded, r: P.Run, sentence: str) -> P.HeadStats:
     """Every head's type scores for this sentence (cached)."""
-    return _stats(r, loaded.name, sentence)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _similarity(_r: P.Run, name: str, sentence: str) -> tuple[np.ndarray, np.ndarray]:
-    flat = _r.attentions.reshape(-1, _r.n, _r.n)  # (L·H, n, n)
-    return HS.js_distances(flat, SIMILARITY_DTYPE), HS.head_entropy(flat)
+    return RESULTS.get(("stats", cache_name(loaded), sentence),
+                       lambda: P.head_stats(r.attentions, r.special, r.punct))
 
 
 def similarity(loaded: P.Loaded, r: P.Run, sentence: str) -> tuple[np.ndarray, np.ndarray]:
     """(L·H, L·H) Jensen–Shannon distances between every two heads and (L·H,) each head's entropy, heads in
     order L0·H0, L0·H1, … (cached per model and sentence: a threshold or head change costs nothing)."""
-    return _similarity(r, loaded.name, sentence)
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        flat = r.attentions.reshape(-1, r.n, r.n)  # (L·H, n, n)
+        return HS.js_distances(flat, SIMILARITY_DTYPE), HS.head_entropy(flat)
+
+    return RESULTS.get(("sim", cache_name(loaded), sentence), compute)
 
 
 def similarity_table(names: list[str], order: tuple[int, ...], group_of: dict[int, int], kinds: list[str],
@@ -111,56 +203,39 @@ def similarity_table(names: list[str], order: tuple[int, ...], group_of: dict[in
                  column_config={t("real.col_entropy"): st.column_config.NumberColumn(format="%.3f")})
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _checks(_loaded: P.Loaded, _r: P.Run, name: str, sentence: str) -> list[P.LayerCheck]:
-    return P.check_all(_loaded, _r)
-
-
-def checks(loaded: P.Loaded, r: P.Run, sentence: str) -> list[P.LayerCheck]:
-    """The core against every layer of the model (cached)."""
-    return _checks(loaded, r, loaded.name, sentence)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _importance(_loaded: P.Loaded, name: str, sentence: str) -> np.ndarray:
-    return P.importance(_loaded, sentence)
+def checks(loaded: P.Loaded, r: P.Run, sentence: str) -> list[P.LayerDiff]:
+    """The core against every layer of the model: each layer's two differences (cached; the traces are not)."""
+    return RESULTS.get(("checks", cache_name(loaded), sentence), lambda: P.check_diffs(loaded, r))
 
 
 def importance(loaded: P.Loaded, sentence: str) -> np.ndarray:
     """Per-head importance (1 − cosine), one batched forward, cached."""
-    return _importance(loaded, loaded.name, sentence)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def _ablate(_loaded: P.Loaded, _base: P.Run, name: str, sentence: str, off: tuple[tuple[int, int], ...]) -> float:
-    return P.ablate(_loaded, sentence, list(off), _base)
+    return RESULTS.get(("importance", cache_name(loaded), sentence),
+                       lambda: in_turn(lambda: P.importance(loaded, sentence)))
 
 
 def ablate(loaded: P.Loaded, base: P.Run, sentence: str, off: list[tuple[int, int]]) -> float:
     """Cosine similarity with these heads off (cached)."""
-    return _ablate(loaded, base, loaded.name, sentence, tuple(sorted(off)))
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _pair_sides(_loaded: P.Loaded, name: str, index: int) -> tuple[M.PairSide, M.PairSide]:
-    pair = M.PAIRS[index]
-    runs = [run(_loaded, s) for s in pair.sentences]
-    return tuple(M.side(r.attentions, r.tokens, pair, i) for i, r in enumerate(runs))  # type: ignore[return-value]
+    key = tuple(sorted(off))
+    if not key:
+        return 1.0  # every head on: the sentence itself (P.ablate would spend a forward to say so)
+    return RESULTS.get(("ablate", cache_name(loaded), sentence, key),
+                       lambda: in_turn(lambda: P.ablate(loaded, sentence, list(key), base)))
 
 
 def pair_sides(loaded: P.Loaded, index: int) -> tuple[M.PairSide, M.PairSide]:
     """Both sentences of minimal pair ``index`` through the model (cached); LabError if its words are missing."""
-    return _pair_sides(loaded, loaded.name, index)
+    def compute() -> tuple[M.PairSide, M.PairSide]:
+        pair = M.PAIRS[index]
+        runs = [run(loaded, s) for s in pair.sentences]
+        return tuple(M.side(r.attentions, r.tokens, pair, i) for i, r in enumerate(runs))  # type: ignore[return-value]
 
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _pair_census(_sides: tuple[M.PairSide, M.PairSide], name: str, index: int) -> M.PairCensus:
-    return M.census(_sides)
+    return RESULTS.get(("pair", cache_name(loaded), index), compute)
 
 
 def pair_census(loaded: P.Loaded, index: int, sides: tuple[M.PairSide, M.PairSide]) -> M.PairCensus:
     """Every head's verdict on the pair, counted (cached)."""
-    return _pair_census(sides, loaded.name, index)
+    return RESULTS.get(("census", cache_name(loaded), index), lambda: M.census(sides))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -170,7 +245,7 @@ def _unknown_tokens(_loaded: P.Loaded, name: str, sentence: str) -> tuple[int, i
 
 def unknown_tokens(loaded: P.Loaded, sentence: str) -> tuple[int, int]:
     """(unknown pieces, pieces) of a sentence for this model's vocabulary (cached)."""
-    return _unknown_tokens(loaded, loaded.name, sentence)
+    return _unknown_tokens(loaded, cache_name(loaded), sentence)
 
 
 def default_pair_head(loaded: P.Loaded, index: int, sides: tuple[M.PairSide, M.PairSide]) -> None:
