@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mha_core.i18n import cite_style
 from mha_core.sources import render_citations
-from mha_core.toy.config import ToyConfig
+from mha_core.toy_config import ToyConfig
 
 GLOSSARY_PATH = Path(__file__).resolve().parent.parent / "assets" / "glossary.toml"
 GROUPS = ("pipeline", "heads", "cost", "related")

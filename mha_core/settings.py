@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mha_core.i18n import DEFAULT_LANG, LANGS
 from mha_core.inputs import WEIGHT_MODES
-from mha_core.toy.config import DEFAULT_RECIPE
+from mha_core.toy_config import DEFAULT_RECIPE
 
 
 @dataclass(frozen=True)

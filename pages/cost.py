@@ -42,6 +42,7 @@ from mha_core.ui.cost import (
 from mha_core.units import format_bytes, format_flops, format_params
 
 render.page_header("cost")
+state.keep(controls.KEPT)
 ss = st.session_state
 bound = bound_t()  # t for format_func lambdas, which may run outside this script run
 

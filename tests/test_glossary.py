@@ -148,7 +148,7 @@ def _term(term_id: str) -> Term:
 
 
 def test_the_token_entry_takes_the_toy_vocabulary_from_the_config():
-    from mha_core.toy.config import ToyConfig
+    from mha_core.toy_config import ToyConfig
 
     top = ToyConfig().vocab_size - 1
     for lang in LANGS:

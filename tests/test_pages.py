@@ -105,6 +105,25 @@ def test_a_pages_own_controls_survive_switching_pages():
     at.switch_page("pages/attend.py").run()
     assert at.selectbox(key=HEAD.key).value == 2
 
+def test_a_page_first_opened_later_in_the_session_keeps_its_controls():
+    """A page registers its kept keys the first time it runs (state.keep), not before: a session that starts
+    elsewhere has none of them; once the page ran, its control keeps its value across two other pages."""
+    from mha_core.ui import cross
+    from mha_core.ui.state import KEPT_KEY
+
+    at = open_page("pages/overview.py", "en")
+    assert cross.H_KEY not in at.session_state
+    assert KEPT_KEY not in at.session_state or cross.H_KEY not in at.session_state[KEPT_KEY]
+    at.switch_page("pages/cross.py").run()
+    assert at.session_state[cross.H_KEY] == cross.KEPT[cross.H_KEY]  # the default, on the page's first run
+    at.radio(key=cross.H_KEY).set_value(2).run()
+    at.switch_page("pages/split.py").run()
+    at.switch_page("pages/attend.py").run()
+    at.switch_page("pages/cross.py").run()
+    assert not at.exception
+    assert at.session_state[cross.H_KEY] == 2 and cross.H_KEY in at.session_state[KEPT_KEY]
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_language_switch_changes_the_text(lang):
     at = open_page("pages/overview.py", lang)

@@ -16,12 +16,12 @@ from mha_core.errors import LabError
 from mha_core.files import WriteFailed, atomic_write, write_failed
 from mha_core.toy import scores as sc
 from mha_core.toy.ablation import ablate, importance, pruning_curve
-from mha_core.toy.config import TrainRecipe
 from mha_core.toy.evaluate import EVAL_SEED, EVAL_SEQS, held_out_batch, repeat_metrics, score_model
 from mha_core.toy.experiment import TASKS, heads_vs_accuracy
 from mha_core.toy.generation import variant_weights
 from mha_core.toy.train import DEFAULT_RECIPE, train_recipe
 from mha_core.toy.weights import ASSETS, DEFAULT_WEIGHTS, load_model, save_model
+from mha_core.toy_config import TrainRecipe
 
 EXPERIMENT_OUT = {"registers": ASSETS / "heads_vs_accuracy.json", "copy": ASSETS / "heads_vs_accuracy_copy.json"}
 

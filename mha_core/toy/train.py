@@ -11,11 +11,11 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from mha_core.errors import LabError
-from mha_core.toy.config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 from mha_core.toy.data import TRAIN_STREAM, data_rng, make_batch
 from mha_core.toy.evaluate import repeat_loss, task_loss
 from mha_core.toy.model import ToyTransformer
 from mha_core.toy.tasks import Task
+from mha_core.toy_config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 
 __all__ = ["TrainHistory", "TrainRecipe", "DEFAULT_RECIPE", "Callback", "train", "train_recipe", "TRAIN_THREADS",
            "make_optimizer"]

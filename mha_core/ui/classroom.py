@@ -27,7 +27,7 @@ NAME_IN_KEY = "classroom_name_in"   # widget: the display name typed
 JOIN_FORM = "classroom_join"
 LEAVE_KEY = "classroom_leave"       # button
 
-KEPT: dict[str, object] = {ROLE_KEY: ROLES[0]}  # widget values that survive switching pages (state.init_state)
+KEPT: dict[str, object] = {ROLE_KEY: ROLES[0]}  # widget values that survive switching pages (state.keep)
 
 
 def role() -> str:

@@ -48,7 +48,7 @@ def _shape_of(key: str) -> dict[str, object]:
     return shape
 
 
-# The page's widget values, kept across pages by state.init_state: the default preset's shape and a load.
+# The page's widget values, kept across pages by state.keep: the default preset's shape and a load.
 KEPT: dict[str, object] = {PRESET_KEY: DEFAULT_PRESET, SEQ_KEY: 1024, BATCH_KEY: 1, DTYPE_KEY: "bf16",
                            **_shape_of(DEFAULT_PRESET)}
 

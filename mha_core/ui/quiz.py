@@ -43,8 +43,9 @@ RESTART_KEY, RESEND_KEY, RETRY_KEY = "quiz_restart", "quiz_resend", "quiz_retry"
 PREV_KEY, NEXT_KEY = "quiz_prev", "quiz_next"                                      # buttons
 MAX_TEXT = 600
 
-# Widget values that survive switching pages (state.init_state re-assigns them on every run). The mode's default is
-# None (init_state writes no default): until the student chooses, the quiz takes a link's ?mode= on the first visit.
+# Widget values that survive switching pages (registered by state.keep, re-assigned by state.init_state on every
+# run). The mode's default is None (keep writes no default): until the student chooses, the quiz takes a link's
+# ?mode= on the first visit.
 KEPT: dict[str, object] = {MODE_KEY: None}
 
 

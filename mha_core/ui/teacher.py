@@ -51,7 +51,7 @@ REMOVING_KEY = "classroom_removing"         # session: (class id, student id, na
 REMOVED_KEY = "classroom_removed_name"      # session: the name just removed, to say so once
 REFRESH_SECONDS = 3
 
-KEPT: dict[str, object] = {TEACH_CODE_KEY: None}  # None: the newest class (state.init_state keeps the choice)
+KEPT: dict[str, object] = {TEACH_CODE_KEY: None}  # None: the newest class (state.keep keeps the choice)
 
 
 def switch_key(kind: str, class_id: int) -> str:
