@@ -5,7 +5,7 @@ import streamlit as st
 from mha_core.i18n import lang_from_locale
 from mha_core.settings import LANG
 from mha_core.ui import frame, live, present, real, sidebar, state, t, url
-from mha_core.ui.nav import available_pages, spec
+from mha_core.ui.nav import PAGES, spec
 
 st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
 
@@ -16,7 +16,7 @@ if LANG.key not in st.session_state:  # the browser's language, unless a link ch
 # still passed here until their owners call state.keep themselves.
 state.init_state(sidebar.KEPT, live.KEPT, real.KEPT)
 
-specs = available_pages()
+specs = PAGES
 sections: dict[str, list[st.Page]] = {}
 for p in specs:
     page = st.Page(p.script, title=t(f"nav.{p.key}"), icon=p.icon, url_path=p.key, default=p.key == "overview")

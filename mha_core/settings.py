@@ -50,7 +50,6 @@ TABLES = Setting("tables", bool, False, None, "common.tables", "common.tables_he
 
 SETTINGS: tuple[Setting, ...] = (LANG, H, D_HEAD, FIXED, D_MODEL, H_DIV, SENTENCE, WEIGHT_MODE, SEED, CAUSAL, HEAD,
                                  TABLES)
-DEFAULTS: dict[str, object] = {s.key: s.default for s in SETTINGS}
 
 # The generation page's controls (its own, not shared nor linked): declared here so that a forged value (a
 # temperature of 1e-320, a top-k of -5, a seed of NaN) is clamped by the same rule as a link's (``clamp``).

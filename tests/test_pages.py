@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 from apphelpers import open_page, shown_text
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import tokenize
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES
 
-PIPELINE = [p for p in available_pages() if p.pipeline]
-ALL = list(available_pages())
+PIPELINE = [p for p in PAGES if p.pipeline]
+ALL = list(PAGES)
 
 
 def _torch_total(d_model: int, h: int) -> int:
@@ -279,3 +279,12 @@ def test_myths_verdict_quotes_the_presets_not_a_typed_range(lang):
         assert part in verdict
     assert "8–32" not in verdict and "8～32" not in verdict
     assert "Bhojanapalli" in translate(lang, "myths.m2_rank_explain", n=24)
+
+
+def test_every_registered_page_has_its_script_and_none_is_hidden():
+    """A page listed in nav.PAGES whose script is missing must fail loudly, not drop out of the navigation (the
+    old available_pages filtered missing scripts out; it failed here: a new tuple, not PAGES)."""
+    from mha_core.ui import nav
+
+    assert nav.available_pages() is nav.PAGES
+    assert all((nav.ROOT / p.script).is_file() for p in nav.PAGES)

@@ -131,13 +131,13 @@ def test_snap_is_the_one_rule_for_a_value_that_is_no_longer_offered(value, optio
 
 def test_every_setting_is_declared_once_and_the_rest_derives_from_it():
     """Each declaration's range, options and default hold together, and the links carry exactly the declared keys."""
-    from mha_core.settings import DEFAULTS, LINKED, SETTINGS
+    from mha_core.settings import LINKED, SETTINGS
     from mha_core.ui import sidebar
 
     keys = [s.key for s in SETTINGS]
     queries = [s.query for s in LINKED]
     assert len(set(keys)) == len(keys) and len(set(queries)) == len(queries)
-    assert sidebar.KEPT == DEFAULTS
+    assert sidebar.KEPT == {s.key: s.default for s in SETTINGS}
     for s in SETTINGS:
         if s.default is not None:
             assert isinstance(s.default, s.kind)
@@ -147,7 +147,7 @@ def test_every_setting_is_declared_once_and_the_rest_derives_from_it():
                 assert s.default in s.options
         if s.query and s.default is not None:  # the default survives a link unchanged
             assert parse_query(to_query({s.key: s.default})).values[s.key] == s.default
-    assert set(to_query({k: v for k, v in DEFAULTS.items() if v is not None})) == set(queries) - {"lang", "s"}
+    assert set(to_query({k: v for k, v in sidebar.KEPT.items() if v is not None})) == set(queries) - {"lang", "s"}
 
 
 def test_a_shape_carried_between_the_modes_stays_as_near_as_the_ranges_allow():

@@ -29,7 +29,7 @@ from mha_core.quiz.short import MAX_SHORT
 from mha_core.quiz.store import student_seed
 from mha_core.ui import live, present, render, student
 from mha_core.ui.i18n import lang, t
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES
 
 MODES = ("one", "all")
 MODE_KEY = "quiz_mode"            # sidebar widget: one question at a time or all at once (None: not chosen yet)
@@ -363,8 +363,8 @@ def _feedback(q: Question, g: Grade) -> None:
 
 
 def _page_link(key: str, caption: str) -> bool:
-    """A link to the page that teaches ``key``, if that page exists yet."""
-    spec = next((p for p in available_pages() if p.key == key), None)
+    """A link to the page that teaches ``key``, if ``key`` names a page."""
+    spec = next((p for p in PAGES if p.key == key), None)
     if spec is None:
         return False
     st.caption(caption)

@@ -131,9 +131,9 @@ def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
 
 def next_steps(*keys: str) -> None:
     """Links to the pages that continue the lesson."""
-    from mha_core.ui.nav import available_pages
+    from mha_core.ui.nav import PAGES
 
-    present = {p.key: p for p in available_pages()}
+    present = {p.key: p for p in PAGES}
     links = [present[k] for k in keys if k in present]
     if not links:
         return
@@ -261,9 +261,9 @@ def check_yourself(page_key: str, sections: Sequence[str] = ()) -> None:
     """The quiz questions that test this page's point (or these bank sections), and a link to them."""
     from mha_core.quiz import load_questions
     from mha_core.ui.i18n import lang
-    from mha_core.ui.nav import available_pages
+    from mha_core.ui.nav import PAGES
 
-    quiz = next((p for p in available_pages() if p.key == "quiz"), None)
+    quiz = next((p for p in PAGES if p.key == "quiz"), None)
     questions = [q for q in load_questions(lang()) if q.teaches == page_key or q.section in sections]
     if quiz is None or not questions:
         return
