@@ -20,7 +20,7 @@ from mha_core.toy_config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 __all__ = ["TrainHistory", "TrainRecipe", "DEFAULT_RECIPE", "Callback", "train", "train_recipe", "TRAIN_THREADS",
            "make_optimizer"]
 
-TRAIN_THREADS = 1  # 2 threads on a busy 2-core machine ran ~10x slower (measured); 1 is also reproducible
+TRAIN_THREADS = 1  # more threads only compete with the server's other work on a small machine; 1 is reproducible
 
 Callback = Callable[[int, float, ToyTransformer], None]
 

@@ -93,7 +93,7 @@ def head_title(wt: Walkthrough, i: int) -> str:
 
 def heads_grid(wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: bool = False,
                name: str = "heads") -> None:
-    """One heatmap per head, drawn as one faceted chart (one Vega view instead of h: ~h times cheaper to draw);
+    """One heatmap per head, drawn as one faceted chart (one Vega view to draw instead of h);
     its CSV holds ``mats`` in full precision, a line per (head, query, key)."""
     titles = tuple(head_title(wt, i) for i in range(mats.shape[0]))
     labels = tuple(wt.labels)
@@ -107,9 +107,9 @@ def diagram(dot: str, key: str, svg: Callable[[], str] | None = None) -> None:
     on click) a download button under it.
 
     Streamlit keeps one d3-graphviz instance per element position and morphs the old drawing into the new
-    one; that path tweening cost ~200 ms of the browser's CPU per slider move (over 1 s on a slow phone).
-    Moving the chart between two positions of its own container whenever ``dot`` changes makes each new
-    drawing a fresh one (~10x cheaper); an unchanged ``dot`` stays where it is and is not redrawn.
+    one, path by path, which costs the browser far more than drawing afresh (slow phones most). Moving the
+    chart between two positions of its own container whenever ``dot`` changes makes each new drawing a fresh
+    one; an unchanged ``dot`` stays where it is and is not redrawn.
     """
     memo = f"_diagram_{key}"
     last, flipped = st.session_state.get(memo, (None, False))
