@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mha_core.counts import Body, ModelShape, model_params
+from mha_core.cost_model import Body, ModelShape, model_params
 
 
 @dataclass(frozen=True)

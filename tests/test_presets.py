@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch import nn
 
-from mha_core.counts import cost_report
+from mha_core.cost_model import cost_report
 from mha_core.presets import PRESET_KEYS, PRESETS, head_spread, preset
 
 CATALOGS = Path(__file__).resolve().parent.parent / "assets" / "i18n"
