@@ -160,3 +160,20 @@ def test_a_shape_carried_between_the_modes_stays_as_near_as_the_ranges_allow():
     values = {**fixed, "fixed": True, "sentence": "a b", "weight_mode": "random", "seed": 1, "causal": False}
     s = resolve(values, "en")
     assert (s.n_heads, s.d_head, s.d_model) == (2, 256, 512) and hash(s) == hash(resolve(values, "en"))
+
+
+def test_the_cost_lab_carries_its_shape_by_the_sidebars_rule():
+    """The cost page's "keep d_model fixed" uses settings.carried_shape with its own controls (ui.cost.SHAPE): all
+    divisors of d_model, wider ranges. Failed before: the page had its own copy of the rule (no SHAPE)."""
+    from mha_core.settings import carried_shape
+    from mha_core.ui import cost
+
+    k = cost
+    free = {k.FIXED_KEY: True, k.H_KEY: 12, k.D_HEAD_KEY: 128, k.D_MODEL_KEY: 512, k.H_DIV_KEY: 8}
+    assert carried_shape(free, cost.SHAPE) == {k.D_MODEL_KEY: 1536, k.H_DIV_KEY: 12}  # 12 divides 1536: kept
+    fixed = {**free, k.FIXED_KEY: False, k.D_MODEL_KEY: 1536, k.H_DIV_KEY: 12}
+    assert carried_shape(fixed, cost.SHAPE) == {k.H_KEY: 12, k.D_HEAD_KEY: 128}       # and back
+    wide = {**fixed, k.D_MODEL_KEY: 65536, k.H_DIV_KEY: 65536}                            # one head of 1 per column
+    assert carried_shape(wide, cost.SHAPE) == {k.H_KEY: 1024, k.D_HEAD_KEY: 64}       # h within its own range
+    forged = {**free, k.H_KEY: float("nan")}                                              # a forged value: the default
+    assert carried_shape(forged, cost.SHAPE)[k.D_MODEL_KEY] == cost.H.default * 128
