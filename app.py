@@ -4,35 +4,19 @@ import streamlit as st
 
 from mha_core.i18n import lang_from_locale
 from mha_core.settings import LANG
-from mha_core.ui import (
-    classroom,
-    cost,
-    cross,
-    frame,
-    generate,
-    heads,
-    live,
-    pipeline,
-    present,
-    quiz,
-    real,
-    sidebar,
-    state,
-    t,
-    teacher,
-    url,
-)
-from mha_core.ui.nav import available_pages, spec
+from mha_core.ui import frame, live, present, real, sidebar, state, t, url
+from mha_core.ui.nav import PAGES, spec
 
 st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
 
 url.restore()  # a shared link's settings win over defaults
 if LANG.key not in st.session_state:  # the browser's language, unless a link chose one
     st.session_state[LANG.key] = lang_from_locale(st.context.locale)
-state.init_state(sidebar.KEPT, pipeline.KEPT, cost.KEPT, heads.KEPT, real.KEPT, classroom.KEPT, teacher.KEPT, quiz.KEPT,
-                 live.KEPT, cross.KEPT, generate.KEPT)
+# The sidebar's keys, and what each page registered (state.keep) the first time it ran. live.KEPT and real.KEPT are
+# still passed here until their owners call state.keep themselves.
+state.init_state(sidebar.KEPT, live.KEPT, real.KEPT)
 
-specs = available_pages()
+specs = PAGES
 sections: dict[str, list[st.Page]] = {}
 for p in specs:
     page = st.Page(p.script, title=t(f"nav.{p.key}"), icon=p.icon, url_path=p.key, default=p.key == "overview")

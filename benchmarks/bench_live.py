@@ -70,7 +70,7 @@ from mha_core.classroom.storage import Storage
 from mha_core.i18n import translate
 from mha_core.lesson import LiveState, VoteState, default_plan, snapshot, vote_key
 from mha_core.quiz.store import new_student_id
-from mha_core.settings import DEFAULTS, H_DIV, SENTENCE
+from mha_core.settings import H_DIV, SENTENCE, SETTINGS
 
 PORTS = (8650, 8699)        # this benchmark's balancer and replicas
 STARTUP_TIMEOUT_S = 60.0    # every student on the lesson's first page by then, or the lesson starts without them
@@ -626,7 +626,7 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
     """The lesson; the report's lines."""
     info = store.create_class()
     store.save_plan(info.id, default_plan())
-    values = {k: v for k, v in DEFAULTS.items() if v is not None}
+    values = {s.key: s.default for s in SETTINGS if s.default is not None}
     values[SENTENCE.key] = translate("en", "common.default_sentence")   # the teacher's session: English defaults
     teacher = Teacher(store, info.id, values)
     students = [Student(i, new_student_id(), f"Student {i:03d}", secrets.token_hex(16), browser=i < browsers)

@@ -14,7 +14,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from benchmarks.harness import median_ms
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--pages", nargs="*", default=None, help="page keys (default: every page)")
     a = ap.parse_args()
     print(f"{'page':<10} {'settings':<8} {'first ms':>9} {'median ms':>10}")
-    for spec in available_pages():
+    for spec in PAGES:
         if a.pages and spec.key not in a.pages:
             continue
         for name, state in SETTINGS.items():

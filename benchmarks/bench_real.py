@@ -30,7 +30,7 @@ from benchmarks.harness import PAGE_TEXT, percentile, settled_ms, start_server, 
 
 ROOT = Path(__file__).resolve().parents[1]
 COLD = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
-        "from mha_core import pretrained as P; m = P.load(P.PACKAGED); t2 = time.perf_counter(); "
+        "from mha_core import pretrained; m = pretrained.load(pretrained.PACKAGED); t2 = time.perf_counter(); "
         "print(f'{t1 - t0:.3f} {t2 - t1:.3f}')")
 SENTENCE = ("The animal didn't cross the busy street because it was too tired after the long walk "
             "home from the market near the river on a cold and windy evening in late november")
@@ -54,27 +54,27 @@ def cold(runs: int) -> None:
 
 def warm(repeats: int) -> None:
     """In one process: a second load (what st.cache_resource saves), a 32-token run + stats, checks, importance."""
-    from mha_core import pretrained as P
+    from mha_core import pretrained
 
-    m = P.load(P.PACKAGED)
+    m = pretrained.load(pretrained.PACKAGED)
     t0 = time.perf_counter()
-    P.load(P.PACKAGED)
+    pretrained.load(pretrained.PACKAGED)
     reload_s = time.perf_counter() - t0
-    r = P.run(m, SENTENCE)
+    r = pretrained.run(m, SENTENCE)
     assert r.n == 32, r.n
     parts: dict[str, list[float]] = {"forward + stats": [], "layer check (all 6)": [], "importance (72 heads)": []}
     for _ in range(repeats):
         t0 = time.perf_counter()
-        r = P.run(m, SENTENCE)
-        P.head_stats(r.attentions, r.special, r.punct)
+        r = pretrained.run(m, SENTENCE)
+        pretrained.head_stats(r.attentions, r.special, r.punct)
         t1 = time.perf_counter()
-        checks = P.check_all(m, r)
+        checks = pretrained.check_all(m, r)
         t2 = time.perf_counter()
         parts["forward + stats"].append((t1 - t0) * 1000)
         parts["layer check (all 6)"].append((t2 - t1) * 1000)
     for _ in range(max(3, repeats // 5)):
         t0 = time.perf_counter()
-        P.importance(m, SENTENCE)
+        pretrained.importance(m, SENTENCE)
         parts["importance (72 heads)"].append((time.perf_counter() - t0) * 1000)
     print(f"warm, {r.n} tokens, torch threads = {__import__('torch').get_num_threads()}:")
     print(f"  reload without the cache            {reload_s * 1000:8.1f} ms (st.cache_resource: ~0 after the first)")
@@ -88,12 +88,12 @@ def _views(r, labels: tuple[str, ...]) -> dict[str, tuple]:
     """The long-input views of the page: (builder, args, kwargs) as pages/real.py calls render.chart."""
     import numpy as np
 
-    from mha_core import head_similarity as HS
+    from mha_core import head_similarity
     from mha_core.charts import lines
     from mha_core.charts import real as charts
 
     flat = r.attentions.reshape(-1, r.n, r.n)
-    g = HS.group_heads(HS.js_distances(flat, np.float32), 0.3)
+    g = head_similarity.group_heads(head_similarity.js_distances(flat, np.float32), 0.3)
     names = tuple(f"L{i // 12}·H{i % 12}" for i in range(flat.shape[0]))
     titles = {"query_title": "q", "key_title": "k", "weight_title": "w"}
     return {
@@ -103,8 +103,9 @@ def _views(r, labels: tuple[str, ...]) -> dict[str, tuple]:
                               {"title": "t", "row_title": "q", "col_title": "k", "value_title": "w"}),
         "token lines (one head)": (lines.token_lines, (r.attentions[2, 3][None], labels, ("L2·H3",)),
                                    {"top_k": lines.top_k_for(1, r.n), **titles, "head_title": "h"}),
-        "similarity map (72 heads)": (charts.similarity_map, (HS.js_distances(flat, np.float32), names, g.order),
-                                      {"title": "t", "value_title": "d", "max_value": HS.JS_MAX}),
+        "similarity map (72 heads)": (charts.similarity_map,
+                                      (head_similarity.js_distances(flat, np.float32), names, g.order),
+                                      {"title": "t", "value_title": "d", "max_value": head_similarity.JS_MAX}),
     }
 
 
@@ -113,21 +114,20 @@ def long_inputs(lengths: list[int], repeats: int) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from mha_core import head_similarity as HS
-    from mha_core import pretrained as P
+    from mha_core import head_similarity, pretrained
     from mha_core.charts.base import spec_and_data
 
-    m = P.load(P.PACKAGED)
+    m = pretrained.load(pretrained.PACKAGED)
     print(f"long inputs, {repeats} repeats each (build = builder + spec + Arrow table; bytes = JSON spec + Arrow):")
     for n in lengths:
         sentence = " ".join(["word"] * (n - 2))
-        r = P.run(m, sentence)
+        r = pretrained.run(m, sentence)
         assert r.n == n, r.n
         labels = tuple(f"{i} {tok}" for i, tok in enumerate(r.tokens))
         t_run = []
         for _ in range(max(3, repeats // 4)):
             t0 = time.perf_counter()
-            P.head_stats(P.run(m, sentence).attentions, r.special, r.punct)
+            pretrained.head_stats(pretrained.run(m, sentence).attentions, r.special, r.punct)
             t_run.append((time.perf_counter() - t0) * 1000)
         print(f"  n = {n:3d}  forward + stats        p50 {statistics.median(t_run):7.1f} ms  "
               f"p95 {percentile(t_run, 0.95):7.1f}")
@@ -136,7 +136,7 @@ def long_inputs(lengths: list[int], repeats: int) -> None:
             ts = []
             for _ in range(max(3, repeats // 4)):
                 t0 = time.perf_counter()
-                HS.js_distances(flat, dtype)
+                head_similarity.js_distances(flat, dtype)
                 ts.append((time.perf_counter() - t0) * 1000)
             print(f"          JS distances {np.dtype(dtype).name:8s} p50 {statistics.median(ts):7.1f} ms  "
                   f"p95 {percentile(ts, 0.95):7.1f}")

@@ -29,15 +29,8 @@ __all__ = [
 ]
 
 # Cost lab: FLOPs, whole-model figures and published presets.
-from mha_core.counts import (  # noqa: E402
-    CostReport,
-    LayerFlops,
-    ModelShape,
-    attention_flops,
-    attention_kind,
-    cost_report,
-    divisors,
-)
+from mha_core.cost_model import CostReport, ModelShape, cost_report  # noqa: E402
+from mha_core.counts import LayerFlops, attention_flops, attention_kind, divisors  # noqa: E402
 from mha_core.presets import PRESETS, Preset, preset  # noqa: E402
 
 __all__ += [

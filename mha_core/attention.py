@@ -68,10 +68,6 @@ class Trace:
         """How many query heads share one K/V head (1 for plain MHA)."""
         return self.n_heads // self.n_kv_heads
 
-    def kv_head_of(self, head: int) -> int:
-        """The K/V head that query head ``head`` reads (GQA grouping)."""
-        return head // self.group_size
-
 
 def split_heads(t: np.ndarray, n_heads: int) -> np.ndarray:
     """(n, n_heads*d) -> (n_heads, n, d): column block i becomes head i."""

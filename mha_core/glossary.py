@@ -1,4 +1,4 @@
-"""The one glossary, zh ⇄ en (assets/glossary.toml): canonical terms, definitions, and the variants to avoid.
+"""The one glossary, every language side by side (assets/glossary.toml): terms, definitions, variants to avoid.
 
 The glossary page shows it; tests/test_glossary.py uses ``variants_in`` to keep every catalog string on the
 canonical terms.
@@ -9,18 +9,20 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
-from mha_core.i18n import cite_style
+from mha_core.i18n import LANGS, cite_style
 from mha_core.sources import render_citations
-from mha_core.toy.config import ToyConfig
+from mha_core.toy_config import ToyConfig
 
 GLOSSARY_PATH = Path(__file__).resolve().parent.parent / "assets" / "glossary.toml"
 GROUPS = ("pipeline", "heads", "cost", "related")
 
 _SKIPPED = re.compile(r"`[^`]*`|\{[^{}]*\}")  # code spans and {placeholders}
-_LATIN_GLOSS = re.compile(r"（[^（）\u4e00-\u9fff]*）")  # 词元（token）: an English gloss after a Chinese term
+_LATIN_GLOSS = re.compile(r"（[^（）\u4e00-\u9fff]*）")  # 词元（token）: a Latin-script gloss in full-width brackets
 
 
 def _fills() -> dict[str, str]:
@@ -31,38 +33,40 @@ def _fills() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Term:
-    """One glossary entry: the canonical term and a short definition in each language, and variants to avoid."""
+    """One glossary entry: the canonical term and a short definition in each language, and variants to avoid.
+
+    Each mapping is keyed by language code (``<code>``, ``<code>_def``, ``<code>_avoid`` in the file), one entry
+    per catalog language: a new language is new keys in the file, no new field here.
+    """
 
     id: str
     group: str
-    zh: str
-    en: str
     symbol: str
-    zh_def: str
-    en_def: str
-    zh_avoid: tuple[str, ...]
-    en_avoid: tuple[str, ...]
+    names: Mapping[str, str]
+    definitions: Mapping[str, str]       # as written: citation markers and {placeholders} not yet filled
+    avoids: Mapping[str, tuple[str, ...]]
 
     def term(self, lang: str) -> str:
         """The canonical term in ``lang``."""
-        return self.zh if lang == "zh" else self.en
+        return self.names[lang]
 
     def definition(self, lang: str) -> str:
         """The short definition in ``lang``, its citation markers (``[@clark2019]``) and numbers written out."""
-        text = self.zh_def if lang == "zh" else self.en_def
+        text = self.definitions[lang]
         for placeholder, value in _fills().items():
             text = text.replace(placeholder, value)
         return render_citations(text, cite_style(lang))
 
     def avoid(self, lang: str) -> tuple[str, ...]:
         """The variants of this term that text in ``lang`` must not use."""
-        return self.zh_avoid if lang == "zh" else self.en_avoid
+        return self.avoids[lang]
 
 
 def _term(raw: dict) -> Term:
-    return Term(id=raw["id"], group=raw["group"], zh=raw["zh"], en=raw["en"], symbol=raw.get("symbol", ""),
-                zh_def=raw["zh_def"], en_def=raw["en_def"], zh_avoid=tuple(raw.get("zh_avoid", ())),
-                en_avoid=tuple(raw.get("en_avoid", ())))
+    return Term(id=raw["id"], group=raw["group"], symbol=raw.get("symbol", ""),
+                names=MappingProxyType({lang: raw[lang] for lang in LANGS}),
+                definitions=MappingProxyType({lang: raw[f"{lang}_def"] for lang in LANGS}),
+                avoids=MappingProxyType({lang: tuple(raw.get(f"{lang}_avoid", ())) for lang in LANGS}))
 
 
 @functools.cache
@@ -94,9 +98,7 @@ def _pattern(variant: str, canonical: str = "") -> re.Pattern[str]:
 
 def variants_in(text: str, lang: str, terms: tuple[Term, ...] | None = None) -> list[tuple[str, str]]:
     """(term id, variant) for every avoided variant ``text`` uses; code, placeholders and English glosses skipped."""
-    plain = _SKIPPED.sub(" ", text)
-    if lang == "zh":
-        plain = _LATIN_GLOSS.sub(" ", plain)
+    plain = _LATIN_GLOSS.sub(" ", _SKIPPED.sub(" ", text))  # full-width brackets: only CJK text has them
     return [(term.id, variant) for term in (terms or load_glossary()) for variant in term.avoid(lang)
             if _pattern(variant, term.term(lang)).search(plain)]
 
@@ -108,4 +110,4 @@ def search(terms: tuple[Term, ...], query: str) -> tuple[Term, ...]:
         return terms
     return tuple(term for term in terms
                  if any(needle in field.casefold()
-                        for field in (term.zh, term.en, term.symbol, term.zh_def, term.en_def)))
+                        for field in (term.symbol, *term.names.values(), *term.definitions.values())))

@@ -58,7 +58,7 @@ def _segmenter() -> Any:
 
 @cache
 def _build_segmenter() -> Any:
-    """jieba with its dictionary built once per process (~1 s), silently, writing no cache file."""
+    """jieba with its dictionary built once per process (building it is slow), silently, writing no cache file."""
     import jieba
 
     jieba.setLogLevel(logging.WARNING)   # its import sets DEBUG: it would print loading progress to stderr
@@ -138,7 +138,7 @@ def _orthonormal(rows: int, cols: int, rng: np.random.Generator) -> np.ndarray:
     """A (rows, cols) matrix with orthonormal columns (or rows, when cols > rows).
 
     A random signed permutation mixed by one Householder reflection: dense and exactly
-    orthogonal, in O(rows·cols) — a QR of a 1024×1024 matrix would cost a slider release ~0.3 s.
+    orthogonal, in O(rows·cols) — a QR, O(n³), would make a slider release on a wide model wait.
     """
     size, keep = max(rows, cols), min(rows, cols)
     pick = rng.permutation(size)[:keep]

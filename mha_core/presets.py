@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mha_core.counts import Body, ModelShape, model_params
+from mha_core.cost_model import Body, ModelShape, model_params
 
 
 @dataclass(frozen=True)
@@ -120,11 +120,6 @@ def preset(key: str) -> Preset:
     raise KeyError(key)
 
 
-def largest() -> Preset:
-    """The preset with the most attention parameters (the heaviest case for the page)."""
-    return max(PRESETS, key=lambda p: p.n_layers * p.shape.layer_params()["total"])
-
-
 @dataclass(frozen=True)
 class HeadSpread:
     """What the published presets show about h and d_head: the numbers the myths page and the quiz quote."""
@@ -154,8 +149,3 @@ def head_spread(presets: Sequence[Preset] = PRESETS) -> HeadSpread:
         h_max_names=names(max(hs), "n_heads"), d_head_min=min(widths), d_head_min_names=names(min(widths), "d_head"),
         d_head_max=max(widths), d_head_common=common, d_head_common_count=count, d_head_values=len(widths),
     )
-
-
-def nearest(value: int, options: list[int]) -> int:
-    """The option closest to value (ties to the smaller): keeps a control valid when its options change."""
-    return min(options, key=lambda o: (abs(o - value), o))

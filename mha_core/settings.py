@@ -8,12 +8,12 @@ one entry here plus its use (its widget in ``mha_core.ui.sidebar`` or on a page)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mha_core.i18n import DEFAULT_LANG, LANGS
 from mha_core.inputs import WEIGHT_MODES
-from mha_core.toy.config import DEFAULT_RECIPE
+from mha_core.toy_config import DEFAULT_RECIPE
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,6 @@ TABLES = Setting("tables", bool, False, None, "common.tables", "common.tables_he
 
 SETTINGS: tuple[Setting, ...] = (LANG, H, D_HEAD, FIXED, D_MODEL, H_DIV, SENTENCE, WEIGHT_MODE, SEED, CAUSAL, HEAD,
                                  TABLES)
-DEFAULTS: dict[str, object] = {s.key: s.default for s in SETTINGS}
 
 # The generation page's controls (its own, not shared nor linked): declared here so that a forged value (a
 # temperature of 1e-320, a top-k of -5, a seed of NaN) is clamped by the same rule as a link's (``clamp``).
@@ -153,15 +152,35 @@ def resolve(values: Mapping[str, object], lang: str = DEFAULT_LANG) -> Settings:
                     causal=bool(values[CAUSAL.key]), fixed_d_model=bool(values[FIXED.key]), lang=lang)
 
 
-def carried_shape(values: Mapping[str, object]) -> dict[str, int]:
+@dataclass(frozen=True)
+class ShapeControls:
+    """The controls of one layer shape: a "keep d_model fixed" switch, then d_model and h among the head counts
+    that divide it (``heads_of``), or else h and d_head free. The sidebar's and the cost lab's are two of these."""
+
+    fixed: Setting
+    d_model: Setting
+    h_div: Setting
+    h: Setting
+    d_head: Setting
+    heads_of: Callable[[int], Sequence[int]]  # the head counts the fixed mode offers for a d_model
+
+
+def carried_shape(values: Mapping[str, object], shape: ShapeControls | None = None) -> dict[str, int]:
     """After "keep d_model fixed" flips: the new mode's controls set to the shape on screen, as near as their ranges
-    allow (so switching modes does not jump to another model)."""
-    if values[FIXED.key]:  # just switched on: from h × d_head
-        h = int(values[H.key])
-        d_model = int(snap(h * int(values[D_HEAD.key]), D_MODEL.options))
-        return {D_MODEL.key: d_model, H_DIV.key: int(snap(h, head_divisors(d_model)))}
-    d_model = int(values[D_MODEL.key])
-    h = int(snap(int(values[H_DIV.key]), head_divisors(d_model)))
-    lo, hi = D_HEAD.bounds
-    d_head = max(lo, min(hi, round(d_model / h / D_HEAD.step) * D_HEAD.step))
-    return {H.key: h, D_HEAD.key: d_head}
+    allow (so switching modes does not jump to another model). ``shape``: the sidebar's controls by default; every
+    value read is clamped first (a callback runs before the page can clean forged state)."""
+    shape = shape or SIDEBAR_SHAPE
+
+    def read(setting: Setting) -> int:
+        return int(clamp(setting, values[setting.key] if setting.key in values else setting.default)[0])
+
+    if values[shape.fixed.key]:  # just switched on: from h × d_head
+        h = read(shape.h)
+        d_model = int(clamp(shape.d_model, h * read(shape.d_head))[0])
+        return {shape.d_model.key: d_model, shape.h_div.key: int(snap(h, shape.heads_of(d_model)))}
+    d_model = read(shape.d_model)
+    h = int(clamp(shape.h, snap(read(shape.h_div), shape.heads_of(d_model)))[0])
+    return {shape.h.key: h, shape.d_head.key: int(clamp(shape.d_head, d_model / h)[0])}
+
+
+SIDEBAR_SHAPE = ShapeControls(FIXED, D_MODEL, H_DIV, H, D_HEAD, head_divisors)

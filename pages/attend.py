@@ -12,7 +12,6 @@ from mha_core.ui import exports, prediction, render, state, t
 from mha_core.walkthrough import scale_demo, weights_without_scaling
 
 render.page_header("attend")
-s = state.current()
 
 c1, c2 = st.columns(2)
 c1.toggle(t(CAUSAL.label), key=CAUSAL.key, help=t(CAUSAL.help))

@@ -3,22 +3,18 @@
 import streamlit as st
 
 from mha_core.charts import cost as cost_charts
-from mha_core.counts import (
+from mha_core.cost_model import (
     ModelShape,
-    attention_flops,
-    attention_kind,
     cache_vs_weights,
     cost_report,
-    divisors,
     flops_curve,
     heads_sweep,
-    kv_cache_bytes,
     kv_crossover_tokens,
     kv_curves,
     model_params,
-    param_counts,
     seq_grid,
 )
+from mha_core.counts import attention_flops, attention_kind, divisors, kv_cache_bytes, param_counts
 from mha_core.errors import LabError
 from mha_core.presets import PRESET_KEYS, preset
 from mha_core.ui import bound_t, numbers, render, state, t
@@ -42,6 +38,7 @@ from mha_core.ui.cost import (
 from mha_core.units import format_bytes, format_flops, format_params
 
 render.page_header("cost")
+state.keep(controls.KEPT)
 ss = st.session_state
 bound = bound_t()  # t for format_func lambdas, which may run outside this script run
 

@@ -11,10 +11,11 @@ from mha_core.inputs import MAX_TOKENS
 from mha_core.markdown import escape as esc
 from mha_core.markdown import escape_params
 from mha_core.ui import cross as ui
-from mha_core.ui import prediction, render, t
+from mha_core.ui import prediction, render, state, t
 from mha_core.walkthrough import token_labels
 
 render.page_header("cross")
+state.keep(ui.KEPT)
 st.markdown(t("cross.intro"))
 st.markdown(t("cross.origin"))
 

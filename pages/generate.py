@@ -8,11 +8,12 @@ from mha_core.charts import toy as toy_charts
 from mha_core.errors import LabError
 from mha_core.settings import GEN_SEED, GEN_TEMPERATURE, GEN_TOP_K
 from mha_core.ui import generate as ui
-from mha_core.ui import numbers, render, t
+from mha_core.ui import numbers, render, state, t
 from mha_core.ui.i18n import bound_t
 from mha_core.units import format_bytes, format_params, head_name
 
 render.page_header("generate")
+state.keep(ui.KEPT)
 ss = st.session_state
 bound = bound_t()
 try:

@@ -11,6 +11,7 @@ from mha_core.ui.i18n import bound_t
 from mha_core.units import head_name
 
 render.page_header("heads")
+state.keep(ui.KEPT)
 ss = st.session_state
 ui.ensure_sequence()
 try:

@@ -8,7 +8,7 @@ from mha_core.presets import preset
 from mha_core.sources import reading_list
 from mha_core.ui import lang, render, state, t
 from mha_core.ui.downloads import MAP_HANDOUT_KEY, handout_button
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES
 
 render.page_header("map")
 NODES = ("kp002", "mha", "kp023", "kp029", "kp008", "kp024", "kp020", "kp030")
@@ -18,7 +18,7 @@ EDGES = (("kp002", "mha", "e_builds"), ("kp030", "mha", "e_subspaces"), ("mha", 
 st.graphviz_chart(relations_dot({n: t(f"map.n_{n}") for n in NODES}, "mha",
                                 [(a, b, t(f"map.{e}")) for a, b, e in EDGES]), width="stretch")
 
-pages = {p.key: p for p in available_pages()}
+pages = {p.key: p for p in PAGES}
 st.subheader(t("map.where_title"))
 for node, page_key in (("kp002", "prereq"), ("kp030", "split"), ("kp023", "cost"), ("kp029", "heads"),
                        ("kp024", "heads"), ("kp020", "why"), ("kp008", None)):

@@ -7,7 +7,7 @@ import streamlit as st
 
 from mha_core.charts import base, pipeline
 from mha_core.presets import head_spread
-from mha_core.ui import exports, lessons, render, state, t
+from mha_core.ui import demos, exports, render, state, t
 from mha_core.ui.pipeline import MYTHS_REPLAY_KEY, MYTHS_REPLAYED_KEY
 
 render.page_header("myths")
@@ -19,7 +19,7 @@ one, two, three = st.tabs([t("myths.tab1"), t("myths.tab2"), t("myths.tab3")])
 
 with one:
     st.markdown(t("myths.m1_claim"))
-    check = lessons.ensemble_check(s.sentence, s.d_model, s.n_heads)
+    check = demos.ensemble_check(s.sentence, s.d_model, s.n_heads)
     st.markdown(t("myths.m1_how", h=s.n_heads, d_head=s.d_head, d_model=s.d_model))
     rows = min(s.d_model, MAX_ROWS)  # a 1024-row chart is unreadable and heavy on a phone
     render.chart(pipeline.columns_by_head, wt.weights.w_q[:rows], s.n_heads, [str(r) for r in range(rows)],
@@ -37,7 +37,7 @@ with one:
 with two:
     st.markdown(t("myths.m2_claim"))
     n = 24
-    ranks = lessons.score_ranks(s.d_model if s.fixed_d_model else 64, n)
+    ranks = demos.score_ranks(s.d_model if s.fixed_d_model else 64, n)
     d_model = ranks[0].d_head
     hs = [p.n_heads for p in ranks]
     render.chart(base.lines, hs, {t("myths.m2_rank"): [p.rank for p in ranks],
@@ -45,7 +45,7 @@ with two:
                  title=t("myths.m2_rank_title", d_model=d_model, n=n), x_title="h", y_title=t("myths.m2_dims"),
                  log_x=True, export=exports.Export("rank"))
     st.markdown(t("myths.m2_rank_explain", n=n))
-    toy = lessons.heads_vs_accuracy()
+    toy = demos.heads_vs_accuracy()
     acc = toy["mean_accuracy"]
     toy_h = sorted(int(h) for h in acc)
     render.chart(base.lines, toy_h, {t("myths.m2_acc"): [acc[str(h)] for h in toy_h]},
@@ -66,16 +66,16 @@ with three:
         st.caption(t("common.illustrative_note"))
     with right:
         st.markdown(f"**{t('myths.m3_trained')}**")
-        st.dataframe({t("myths.col_head"): [f"L{layer} H{head}" for layer, head, *_ in lessons.trained_roles()],
-                      t("myths.col_role"): [t(f"myths.role_{label}") for _, _, label, *_ in lessons.trained_roles()],
-                      t("myths.col_prev"): [round(p, 2) for *_, p, _ in lessons.trained_roles()],
-                      t("myths.col_ind"): [round(i, 2) for *_, i in lessons.trained_roles()]},
+        st.dataframe({t("myths.col_head"): [f"L{layer} H{head}" for layer, head, *_ in demos.trained_roles()],
+                      t("myths.col_role"): [t(f"myths.role_{label}") for _, _, label, *_ in demos.trained_roles()],
+                      t("myths.col_prev"): [round(p, 2) for *_, p, _ in demos.trained_roles()],
+                      t("myths.col_ind"): [round(i, 2) for *_, i in demos.trained_roles()]},
                      hide_index=True, width="stretch")
     st.button(t("myths.m3_replay"), icon=":material/replay:", key=MYTHS_REPLAY_KEY,
               on_click=lambda: st.session_state.update({MYTHS_REPLAYED_KEY: True}))
     if st.session_state.get(MYTHS_REPLAYED_KEY):
         with st.spinner(t("myths.m3_training")):
-            shots = lessons.emergence()
+            shots = demos.emergence()
         steps = [snap.step for snap in shots]
         render.chart(base.lines, steps, {
             t("myths.m3_prev_line"): [float(np.max(snap.previous_token[0])) for snap in shots],

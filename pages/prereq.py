@@ -8,10 +8,11 @@ from mha_core.charts import base
 from mha_core.demos import REFRESHER_KIND, one_head, refresher_query
 from mha_core.inputs import HEAD_KINDS
 from mha_core.ui import bound_t, exports, render, state, t
-from mha_core.ui.lessons import single_head
-from mha_core.ui.pipeline import PREREQ_KIND_KEY, PREREQ_QUERY_KEY, PREREQ_SHARP_KEY
+from mha_core.ui.demos import single_head
+from mha_core.ui.pipeline import KEPT, PREREQ_KIND_KEY, PREREQ_QUERY_KEY, PREREQ_SHARP_KEY
 
 render.page_header("prereq")
+state.keep(KEPT)
 s = state.current()
 wt = render.walkthrough_or_stop(s)
 labels = wt.labels

@@ -5,7 +5,8 @@ import streamlit as st
 from mha_core import demos
 from mha_core.charts import base
 from mha_core.markdown import escape as esc
-from mha_core.ui import exports, lessons, prediction, render, state, t
+from mha_core.ui import exports, prediction, render, state, t
+from mha_core.ui.demos import two_targets
 from mha_core.walkthrough import token_labels
 
 render.page_header("why")
@@ -16,7 +17,7 @@ st.markdown(t("why.setup"))
 # The default sentence of this language, whose verb, subject and object the catalog names.
 sentence = t("common.default_sentence")
 query, (first, second) = demos.role_positions(sentence, t("why.verb"), t("why.subject"), t("why.object"))
-demo = lessons.two_targets(sentence, query, (first, second))
+demo = two_targets(sentence, query, (first, second))
 labels = token_labels(demo.tokens)
 words = {"token": esc(demo.tokens[query]), "a": esc(demo.tokens[first]), "b": esc(demo.tokens[second])}
 st.markdown(t("why.question", sentence=esc(sentence), **words))

@@ -94,7 +94,7 @@ def test_trace_exposes_every_intermediate_with_consistent_shapes():
     np.testing.assert_allclose(trace.weights.sum(-1), 1.0)
     assert np.all(trace.weights[:, np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] == 0)
     np.testing.assert_allclose(trace.scores, trace.raw_scores / np.sqrt(d))
-    assert trace.kv_head_of(5) == 2 and trace.group_size == 2
+    assert trace.group_size == 2
     with pytest.raises(AttributeError):
         trace.output = None  # frozen
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from apphelpers import open_page, shown_text
 from mha_core.charts import cost as cost_charts
-from mha_core.counts import flops_curve, heads_sweep, kv_curves, seq_grid
+from mha_core.cost_model import flops_curve, heads_sweep, kv_curves, seq_grid
 from mha_core.i18n import catalog, translate
 from mha_core.presets import PRESETS, preset
 from mha_core.ui.nav import spec

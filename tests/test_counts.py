@@ -10,25 +10,20 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from mha_core.counts import (
-    FLOPS_PER_MAC,
+from mha_core.cost_model import (
     Body,
     ModelShape,
-    attention_flops,
-    attention_kind,
     cache_vs_weights,
     cost_report,
-    divisors,
     flops_curve,
     heads_sweep,
-    kv_cache_bytes,
     kv_crossover_tokens,
     kv_curves,
     kv_family,
     model_params,
-    param_counts,
     seq_grid,
 )
+from mha_core.counts import FLOPS_PER_MAC, attention_flops, attention_kind, divisors, kv_cache_bytes, param_counts
 from mha_core.errors import LabError
 from mha_core.units import format_bytes, format_flops, format_params
 
@@ -358,3 +353,12 @@ def test_model_params_match_a_torch_decoder() -> None:
 def test_crossover_needs_weights() -> None:
     with pytest.raises(LabError):
         kv_crossover_tokens(ModelShape(64, 8, 8, 8), 0)
+
+
+def test_the_layer_formulas_and_the_cost_lab_model_live_apart():
+    """counts.py holds one layer's formulas; the cost lab's whole-model figures and curves are mha_core.cost_model
+    (failed before: counts.py held both)."""
+    from mha_core import cost_model, counts
+
+    assert not {"ModelShape", "cost_report", "kv_curves", "flops_curve", "Body"} & set(vars(counts))
+    assert cost_model.ModelShape(512, 8, 8, 64, 6).layer_params() == counts.param_counts(512, 8)

@@ -10,7 +10,7 @@ import pytest
 from mha_core.i18n import LANGS, catalog, cite_style
 from mha_core.quiz import load_questions
 from mha_core.sources import reading_list
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT.parent / "shared" / "seed" / "multi-head-attention.zh.md"
@@ -51,7 +51,7 @@ def test_every_seed_section_is_mapped():
 @pytest.mark.parametrize("section", list(COVERAGE))
 @pytest.mark.parametrize("lang", LANGS)
 def test_section_is_taught(section, lang):
-    pages = {p.key for p in available_pages()}
+    pages = {p.key for p in PAGES}
     for page, source, keys in COVERAGE[section]:
         assert page in pages, f"{section}: page {page} is not in the app"
         code = (ROOT / source).read_text(encoding="utf-8")

@@ -33,24 +33,24 @@ def test_the_glossary_holds_the_terms_the_issue_names():
             "d_model", "d_head", "softmax", "full_width_head", "broad_head", "token", "layer", "head_pruning",
             "ablation", "attention_weight", "attention_score", "single_head", "subspace", "parameter_count",
             "syntactic_head", "coreference_head", "positional_head", "rare_word_head"} <= ids
-    zh = {term.id: term.zh for term in TERMS}
+    zh = {term.id: term.term("zh") for term in TERMS}
     assert (zh["mask"], zh["induction_head"], zh["attention_sink"], zh["kv_cache"]) == ("掩码", "归纳头", "注意力汇聚",
                                                                                        "KV 缓存")
-    assert "d_k = d_v" in next(t for t in TERMS if t.id == "d_head").en_def
+    assert "d_k = d_v" in next(t for t in TERMS if t.id == "d_head").definitions["en"]
 
 
 @pytest.mark.parametrize("term", TERMS, ids=[t.id for t in TERMS])
 def test_every_entry_has_both_languages(term: Term):
     assert term.group in GROUPS
-    assert term.zh.strip() and term.en.strip() and term.zh_def.strip() and term.en_def.strip()
-    assert CJK.search(term.zh_def), "the Chinese definition is Chinese"
-    assert not CJK.search(term.en) and not CJK.search(term.en_def), "the English side has no Chinese in it"
+    assert all(term.term(lang).strip() and term.definitions[lang].strip() for lang in ("zh", "en"))
+    assert CJK.search(term.definitions["zh"]), "the Chinese definition is Chinese"
+    assert not CJK.search(term.term("en")) and not CJK.search(term.definitions["en"]), "the English side: no Chinese"
 
 
 def test_glossary_citations_name_sources_of_the_sources_file():
-    cited = {key for t in TERMS for key in cited_keys(t.zh_def) + cited_keys(t.en_def)}
+    cited = {key for t in TERMS for key in cited_keys(t.definitions["zh"]) + cited_keys(t.definitions["en"])}
     assert {"vaswani2017", "clark2019", "elhage2021", "olsson2022", "voita2019"} <= cited <= set(load_sources())
-    assert all(Counter(cited_keys(t.zh_def)) == Counter(cited_keys(t.en_def)) for t in TERMS)
+    assert all(Counter(cited_keys(t.definitions["zh"])) == Counter(cited_keys(t.definitions["en"])) for t in TERMS)
     assert not [t.id for t in TERMS for lang in LANGS if "@" in t.definition(lang)]
 
 
@@ -121,7 +121,7 @@ def bare_ci_for_token(zh: str, en: str) -> list[str]:
         return []
     text = zh
     for term in TERMS:
-        for form in {term.zh, term.zh.removesuffix("头")} if "词" in term.zh else ():
+        for form in {term.term("zh"), term.term("zh").removesuffix("头")} if "词" in term.term("zh") else ():
             text = text.replace(form, "□" * len(form))
     text = _WORDS_WITH_CI.sub(lambda m: "□" * len(m.group(0)), text)
     return [text[max(0, m.start() - 4):m.end() + 2] for m in re.finditer(r"词(?!元)", text)]
@@ -148,19 +148,20 @@ def _term(term_id: str) -> Term:
 
 
 def test_the_token_entry_takes_the_toy_vocabulary_from_the_config():
-    from mha_core.toy.config import ToyConfig
+    from mha_core.toy_config import ToyConfig
 
     top = ToyConfig().vocab_size - 1
     for lang in LANGS:
         assert f"0–{top}" in _term("token").definition(lang) and "{" not in _term("token").definition(lang)
-    assert "{toy_top}" in _term("token").en_def, "typed in once, it would go stale when the config changes"
+    assert "{toy_top}" in _term("token").definitions["en"], "typed in once, it would go stale when the config changes"
 
 
 def test_attention_sink_names_its_origin_and_keeps_clark_for_sep():
     """Xiao et al. 2023 coined the term; Clark et al. 2019 describe [SEP] and the no-op reading (zh 空操作)."""
     sink = _term("attention_sink")
-    assert cited_keys(sink.en_def)[:1] == ["xiao2023"] and "clark2019" in cited_keys(sink.en_def)
-    assert "空操作" in sink.zh_def and "不操作" not in sink.zh_def
+    en = cited_keys(sink.definitions["en"])
+    assert en[:1] == ["xiao2023"] and "clark2019" in en
+    assert "空操作" in sink.definitions["zh"] and "不操作" not in sink.definitions["zh"]
     assert load_sources()["xiao2023"].arxiv == "2309.17453"
 
 
@@ -175,3 +176,18 @@ def test_student_text_has_no_internal_jargon(lang):
 
 def test_self_attention_symbol_spells_out_the_three_projections():
     assert _term("self_attention").symbol == "Q = XW^Q, K = XW^K, V = XW^V"
+
+
+def test_the_glossary_code_names_no_language():
+    """README: nothing in code names a language. The glossary's code and page read the languages from the catalogs
+    (i18n.LANGS); failed before: Term had zh/en fields and the page chose "en" if "zh" else "zh"."""
+    import ast
+
+    from mha_core.i18n import LANGS
+    from mha_core.ui.nav import ROOT
+
+    for path in (ROOT / "mha_core" / "glossary.py", ROOT / "pages" / "glossary.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in LANGS}
+        named |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.split("_")[0] in LANGS}
+        assert not named, f"{path.name} names {sorted(named)}"

@@ -5,12 +5,14 @@ Every figure the page shows is recomputed here straight from mha_core.toy and co
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
 import sys
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -36,7 +38,7 @@ from mha_core.toy import (
 )
 from mha_core.ui import heads as ui
 from mha_core.ui.heads import RunCache, toggle_key
-from mha_core.ui.nav import spec
+from mha_core.ui.nav import ROOT, spec
 
 SCRIPT = spec("heads").script
 TABS = ("model", "train", "ablate", "count")
@@ -204,11 +206,19 @@ def test_the_kept_defaults_match_the_shipped_model_and_the_training_form(model):
             ui.KEPT[ui.SEED_KEY]) == (form.d_model, form.n_heads, form.n_layers, form.steps, form.seed)
 
 
-def test_app_py_reads_the_kept_tables_without_loading_torch():
-    """app.py imports ui.heads and ui.real on every page (their KEPT): torch (~2.5 s) must wait for the heads page."""
-    code = ("import sys; import mha_core.ui.heads, mha_core.ui.real; "
-            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+def test_app_py_imports_no_lab_and_no_torch():
+    """app.py runs on every page: it imports no lab module (each page registers its KEPT, state.keep), and what it
+    imports loads no torch (~2.5 s): torch waits for the heads page. Failed before: app.py imported 11 ui modules."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    modules = [f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+               for a in n.names] + [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    labs = {"classroom", "cost", "cross", "generate", "heads", "pipeline", "quiz", "teacher"}
+    assert not [m for m in modules if m.rsplit(".", 1)[-1] in labs]
+    source = (ROOT / "app.py").read_text(encoding="utf-8")
+    lines = "; ".join(ast.get_source_segment(source, n) for n in tree.body
+                      if isinstance(n, ast.Import | ast.ImportFrom))
+    code = f"import sys; {lines}; print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip().splitlines()[-1] == "[]"
 
 
@@ -217,6 +227,7 @@ def test_the_toy_package_is_the_one_public_surface():
     for name in toy.__all__:
         assert getattr(toy, name) is not None
     assert toy.lab.TrainSettings is toy.TrainSettings and toy.ToyConfig is toy.model.ToyConfig
+    assert type(toy) is types.ModuleType and callable(toy.train)  # an ordinary package; ``train`` the function
     with pytest.raises(AttributeError):
         toy.no_such_name  # noqa: B018
 

@@ -102,7 +102,7 @@ def _zh_texts() -> dict[str, str]:
     from mha_core.sources import load_sources
 
     texts = dict(catalog("zh"))
-    texts.update({f"glossary:{t.id}": f"{t.zh}\n{t.zh_def}" for t in load_glossary()})
+    texts.update({f"glossary:{t.id}": f"{t.term('zh')}\n{t.definitions['zh']}" for t in load_glossary()})
     texts.update({f"sources:{k}": s.note("zh") for k, s in load_sources().items()})
     return texts
 

@@ -11,7 +11,7 @@ import pytest
 import vl_convert as vlc
 
 from mha_core.attention import causal_mask, softmax
-from mha_core.charts import lines as L
+from mha_core.charts import lines
 
 LABELS = [f"{i} w" for i in range(5)]
 HEADS = ["h0", "h1", "h2"]
@@ -24,7 +24,7 @@ def _weights(h=3, n=5, causal=False, seed=0):
 
 
 def _chart(w, names=HEADS, **kw):
-    return L.token_lines(w, LABELS[:w.shape[1]], names, query_title="query", key_title="key", weight_title="w",
+    return lines.token_lines(w, LABELS[:w.shape[1]], names, query_title="query", key_title="key", weight_title="w",
                          head_title="head", **kw)
 
 
@@ -45,7 +45,7 @@ def test_the_spec_validates_and_compiles_to_vega():
     spec = _chart(_weights()).to_dict(validate=True)
     assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
     vega = vlc.vegalite_to_vega(spec)  # Vega-Lite's own compiler: catches what the JSON schema cannot
-    assert {f"{p}_store" for p in (L.HOVER, L.PICK, L.HEADS)} <= {d["name"] for d in vega["data"]}
+    assert {f"{p}_store" for p in (lines.HOVER, lines.PICK, lines.HEADS)} <= {d["name"] for d in vega["data"]}
 
 
 def test_one_line_per_head_query_key_with_the_weight_as_its_opacity():
@@ -77,26 +77,26 @@ def test_top_k_keeps_each_query_s_strongest_keys_and_says_what_share_they_carry(
         row = w[HEADS.index(head), q]
         assert set(part["k"]) == set(np.argsort(-row)[:2])
     expected = np.mean([np.sort(w[h, q])[-2:].sum() for h in range(2) for q in range(5)])
-    assert L.shown_share(w, 2) == pytest.approx(expected)
-    assert L.shown_share(w, None) == pytest.approx(1.0)
+    assert lines.shown_share(w, 2) == pytest.approx(expected)
+    assert lines.shown_share(w, None) == pytest.approx(1.0)
 
 
 def test_the_line_budget():
-    assert L.top_k_for(8, 10) is None                      # 800 lines: all of them
-    assert L.top_k_for(1, 128) == L.LINE_BUDGET // 128     # the real model's longest input
-    assert 1 * 128 * L.top_k_for(1, 128) <= L.LINE_BUDGET
-    assert L.top_k_for(16, 200) == 1
+    assert lines.top_k_for(8, 10) is None                      # 800 lines: all of them
+    assert lines.top_k_for(1, 128) == lines.LINE_BUDGET // 128     # the real model's longest input
+    assert 1 * 128 * lines.top_k_for(1, 128) <= lines.LINE_BUDGET
+    assert lines.top_k_for(16, 200) == 1
 
 
 def test_selection_params_exist_on_the_tokens_and_the_legend():
     spec = _chart(_weights()).to_dict()
     params = {p["name"]: p for p in spec["params"]}
-    assert params[L.HOVER]["select"]["on"].startswith("mouseover")
-    assert params[L.PICK]["select"]["on"].startswith("click")
-    assert params[L.HEADS]["bind"] == "legend" and params[L.HEADS]["select"]["toggle"] == "true"
-    assert params[L.HEADS]["select"]["fields"] == ["head"]
+    assert params[lines.HOVER]["select"]["on"].startswith("mouseover")
+    assert params[lines.PICK]["select"]["on"].startswith("click")
+    assert params[lines.HEADS]["bind"] == "legend" and params[lines.HEADS]["select"]["toggle"] == "true"
+    assert params[lines.HEADS]["select"]["fields"] == ["head"]
     one = _chart(_weights(h=1), names=["L3·H5"]).to_dict()
-    assert [p["name"] for p in one["params"]] == [L.HOVER, L.PICK]  # one head: no legend, no head toggle
+    assert [p["name"] for p in one["params"]] == [lines.HOVER, lines.PICK]  # one head: no legend, no head toggle
     assert one["layer"][1]["encoding"]["color"]["legend"] is None
 
 
@@ -123,7 +123,7 @@ def test_the_head_toggle_keeps_the_heads_picked_in_the_legend():
 
 def test_after_eight_heads_the_colours_come_round_dashed():
     names = [f"h{i}" for i in range(10)]
-    spec = L.token_lines(_weights(h=10), LABELS, names).to_dict(validate=True)
+    spec = lines.token_lines(_weights(h=10), LABELS, names).to_dict(validate=True)
     dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
     assert dash["domain"] == names and dash["range"][:8] == [[1, 0]] * 8 and dash["range"][8] != [1, 0]
     colours = spec["layer"][1]["encoding"]["color"]["scale"]["range"]

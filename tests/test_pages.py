@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 from apphelpers import open_page, shown_text
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import tokenize
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES
 
-PIPELINE = [p for p in available_pages() if p.pipeline]
-ALL = list(available_pages())
+PIPELINE = [p for p in PAGES if p.pipeline]
+ALL = list(PAGES)
 
 
 def _torch_total(d_model: int, h: int) -> int:
@@ -104,6 +104,25 @@ def test_a_pages_own_controls_survive_switching_pages():
     assert at.selectbox(key=PREREQ_KIND_KEY).value == "previous" and at.slider(key=PREREQ_SHARP_KEY).value == 2.5
     at.switch_page("pages/attend.py").run()
     assert at.selectbox(key=HEAD.key).value == 2
+
+def test_a_page_first_opened_later_in_the_session_keeps_its_controls():
+    """A page registers its kept keys the first time it runs (state.keep), not before: a session that starts
+    elsewhere has none of them; once the page ran, its control keeps its value across two other pages."""
+    from mha_core.ui import cross
+    from mha_core.ui.state import KEPT_KEY
+
+    at = open_page("pages/overview.py", "en")
+    assert cross.H_KEY not in at.session_state
+    assert KEPT_KEY not in at.session_state or cross.H_KEY not in at.session_state[KEPT_KEY]
+    at.switch_page("pages/cross.py").run()
+    assert at.session_state[cross.H_KEY] == cross.KEPT[cross.H_KEY]  # the default, on the page's first run
+    at.radio(key=cross.H_KEY).set_value(2).run()
+    at.switch_page("pages/split.py").run()
+    at.switch_page("pages/attend.py").run()
+    at.switch_page("pages/cross.py").run()
+    assert not at.exception
+    assert at.session_state[cross.H_KEY] == 2 and cross.H_KEY in at.session_state[KEPT_KEY]
+
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_language_switch_changes_the_text(lang):
@@ -260,3 +279,12 @@ def test_myths_verdict_quotes_the_presets_not_a_typed_range(lang):
         assert part in verdict
     assert "8–32" not in verdict and "8～32" not in verdict
     assert "Bhojanapalli" in translate(lang, "myths.m2_rank_explain", n=24)
+
+
+def test_every_registered_page_has_its_script_and_none_is_hidden():
+    """A page listed in nav.PAGES whose script is missing must fail loudly, not drop out of the navigation (the
+    old available_pages filtered missing scripts out; it failed here: a new tuple, not PAGES)."""
+    from mha_core.ui import nav
+
+    assert nav.available_pages() is nav.PAGES
+    assert all((nav.ROOT / p.script).is_file() for p in nav.PAGES)

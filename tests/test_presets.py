@@ -14,8 +14,8 @@ import pytest
 import torch
 from torch import nn
 
-from mha_core.counts import cost_report
-from mha_core.presets import PRESET_KEYS, PRESETS, head_spread, largest, nearest, preset
+from mha_core.cost_model import cost_report
+from mha_core.presets import PRESET_KEYS, PRESETS, head_spread, preset
 
 CATALOGS = Path(__file__).resolve().parent.parent / "assets" / "i18n"
 
@@ -131,16 +131,6 @@ def test_presets_are_frozen() -> None:
 def test_unknown_preset_is_a_key_error() -> None:
     with pytest.raises(KeyError):
         preset("gpt-5")
-
-
-def test_largest_is_gpt3() -> None:
-    assert largest().key == "gpt3_175b"
-
-
-def test_nearest_keeps_a_control_valid() -> None:
-    assert nearest(5, [1, 2, 4, 8]) == 4
-    assert nearest(6, [1, 2, 4, 8]) == 4  # tie goes to the smaller
-    assert nearest(100, [1, 71]) == 71
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

@@ -13,9 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from mha_core import minimal_pair as M
-from mha_core import multi_head_attention
-from mha_core import pretrained as P
+from mha_core import minimal_pair, multi_head_attention, pretrained
 from mha_core.errors import LabError
 
 # Ordinary English sentences (no pronoun games): the previous-token score is averaged over them.
@@ -30,8 +28,8 @@ SENTENCES = (
 
 
 @pytest.fixture(scope="module")
-def model() -> P.Loaded:
-    return P.load(P.PACKAGED)
+def model() -> pretrained.Loaded:
+    return pretrained.load(pretrained.PACKAGED)
 
 
 @pytest.fixture
@@ -46,40 +44,40 @@ def no_network(monkeypatch):
 # --- loading ---
 
 def test_packaged_model_is_found_via_importlib_and_loads(model):
-    d = P.packaged_dir()
-    assert (d / "config.json").is_file() and d.name == "model" and d.parent.name == P.PACKAGED_MODULE
+    d = pretrained.packaged_dir()
+    assert (d / "config.json").is_file() and d.name == "model" and d.parent.name == pretrained.PACKAGED_MODULE
     assert (model.n_layers, model.n_heads, model.d_model) == (6, 12, 384)
-    assert model.model_type == "bert" and model.bert_like and model.label == P.PACKAGED
+    assert model.model_type == "bert" and model.bert_like and model.label == pretrained.PACKAGED
     assert model.model.config._attn_implementation == "eager"
     assert not model.model.training
 
 
 def test_empty_name_means_the_packaged_model():
-    assert P.resolve("") == P.resolve(P.PACKAGED) == str(P.packaged_dir())
+    assert pretrained.resolve("") == pretrained.resolve(pretrained.PACKAGED) == str(pretrained.packaged_dir())
 
 
 def test_unknown_model_id_fails_fast_without_network(no_network):
     t0 = time.perf_counter()
     with pytest.raises(LabError) as err:
-        P.load("no-such-org/no-such-model-for-mha-lab")
+        pretrained.load("no-such-org/no-such-model-for-mha-lab")
     assert err.value.key == "model_not_found" and err.value.params["name"] == "no-such-org/no-such-model-for-mha-lab"
     assert time.perf_counter() - t0 < 10
 
 
 def test_missing_directory(tmp_path, no_network):
     with pytest.raises(LabError) as err:
-        P.load(str(tmp_path / "nowhere"))
+        pretrained.load(str(tmp_path / "nowhere"))
     assert err.value.key == "model_dir_missing"
 
 
 def test_directory_that_is_not_a_model(tmp_path, no_network):
     (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
     with pytest.raises(LabError) as err:
-        P.load(str(tmp_path))
+        pretrained.load(str(tmp_path))
     assert err.value.key == "not_a_model"
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "no-such-architecture"}), encoding="utf-8")
     with pytest.raises(LabError) as err:
-        P.load(str(tmp_path))
+        pretrained.load(str(tmp_path))
     assert err.value.key == "not_a_model"
 
 
@@ -111,16 +109,16 @@ def no_file_system(monkeypatch):
 ])
 def test_bad_names_are_refused_before_the_file_system(name, key, no_file_system, no_network):
     with pytest.raises(LabError) as err:
-        P.resolve(name)
+        pretrained.resolve(name)
     assert err.value.key == key
     shown = err.value.params.get("name", "")
-    assert len(shown) <= P.SHOWN_NAME_CHARS and "\x00" not in shown
+    assert len(shown) <= pretrained.SHOWN_NAME_CHARS and "\x00" not in shown
 
 
 @pytest.mark.parametrize("name", ["bert-base-uncased", "sentence-transformers/all-MiniLM-L6-v2", "gpt2", "a/b",
-                                  "Foo-BAR_foo.bar123", P.PACKAGED, ""])
+                                  "Foo-BAR_foo.bar123", pretrained.PACKAGED, ""])
 def test_good_names_pass_the_check_unchanged(name):
-    assert P.check_name(f"  {name} ") == name
+    assert pretrained.check_name(f"  {name} ") == name
 
 
 def test_hub_ids_agree_with_huggingface_hub():
@@ -135,15 +133,15 @@ def test_hub_ids_agree_with_huggingface_hub():
             theirs = True
         except HFValidationError:
             theirs = False
-        if P.is_hub_id(name):
+        if pretrained.is_hub_id(name):
             assert theirs, name
-    assert P.is_hub_id("x" * 96) and not P.is_hub_id("x" * 97) and not P.is_hub_id("a/b/c")
+    assert pretrained.is_hub_id("x" * 96) and not pretrained.is_hub_id("x" * 97) and not pretrained.is_hub_id("a/b/c")
 
 
 # --- running and head types ---
 
 def test_run_shapes_tokens_and_rows_that_sum_to_one(model):
-    r = P.run(model, SENTENCES[0])
+    r = pretrained.run(model, SENTENCES[0])
     assert r.tokens[0] == "[CLS]" and r.tokens[-1] == "[SEP]" and r.special[[0, -1]].all() and not r.special[1:-1].any()
     assert r.attentions.shape == (6, 12, r.n, r.n)
     np.testing.assert_allclose(r.attentions.sum(-1), 1.0, atol=1e-5)
@@ -152,10 +150,10 @@ def test_run_shapes_tokens_and_rows_that_sum_to_one(model):
 
 
 def test_up_to_the_cap_runs_and_one_piece_more_is_a_translated_lab_error(model):
-    r = P.run(model, " ".join(["word"] * (P.MAX_REAL_TOKENS - 2)))  # + [CLS] and [SEP]
-    assert r.n == P.MAX_REAL_TOKENS == 128 and r.attentions.shape == (6, 12, 128, 128)
+    r = pretrained.run(model, " ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 2)))  # + [CLS] and [SEP]
+    assert r.n == pretrained.MAX_REAL_TOKENS == 128 and r.attentions.shape == (6, 12, 128, 128)
     with pytest.raises(LabError) as err:
-        P.run(model, " ".join(["word"] * (P.MAX_REAL_TOKENS - 1)))
+        pretrained.run(model, " ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 1)))
     assert err.value.key == "too_many_pieces" and err.value.params == {"n": 129, "max": 128}
     from mha_core.i18n import LANGS, translate
 
@@ -166,15 +164,15 @@ def test_up_to_the_cap_runs_and_one_piece_more_is_a_translated_lab_error(model):
 
 def test_empty_sentence_is_a_lab_error(model):
     with pytest.raises(LabError) as err:
-        P.run(model, "   ")
+        pretrained.run(model, "   ")
     assert err.value.key == "empty_sentence"
 
 
 def test_a_previous_token_head_is_found(model):
     """previous = mean over ordinary tokens i (not [CLS]/[SEP]) of A[i, i−1], averaged over the sentences."""
-    scores = np.mean([P.head_stats(r.attentions, r.special, r.punct).previous
-                      for r in (P.run(model, s) for s in SENTENCES)], axis=0)
-    best = P.top_heads(scores, 1)[0]
+    scores = np.mean([pretrained.head_stats(r.attentions, r.special, r.punct).previous
+                      for r in (pretrained.run(model, s) for s in SENTENCES)], axis=0)
+    best = pretrained.top_heads(scores, 1)[0]
     print(f"best previous-token head L{best.layer}·H{best.head}: {best.score:.4f}")
     assert best.score >= 0.9
 
@@ -192,76 +190,77 @@ def test_head_stats_on_hand_made_heads():
     own = np.eye(n)
     mixed = 0.4 * np.eye(n) + 0.3 * np.eye(n, k=1) + 0.3 * np.eye(n, k=-1)
     mixed[0, 0], mixed[-1, -1] = 1, 1
-    s = P.head_stats(np.stack([prev, nxt, sink, uniform, own, mixed])[None], special, np.zeros(n, bool))
+    s = pretrained.head_stats(np.stack([prev, nxt, sink, uniform, own, mixed])[None], special, np.zeros(n, bool))
     np.testing.assert_allclose(s.previous[0, :5], [1, 0, 1 / 3, 0.2, 0], atol=1e-12)  # row 1 → [CLS] is "previous"
     np.testing.assert_allclose(s.next[0, :5], [0, 1, 0, 0.2, 0], atol=1e-12)
     np.testing.assert_allclose(s.own[0, :5], [0, 0, 0, 0.2, 1], atol=1e-12)
     np.testing.assert_allclose(s.sink[0, :5], [1 / 3, 1 / 3, 1, 0.4, 0], atol=1e-12)
     np.testing.assert_allclose(s.entropy[0, :5], [0, 0, 0, 1, 0], atol=1e-9)
-    assert [(h.layer, h.head) for h in P.top_heads(s.score("focused"), 3)] == [(0, 0), (0, 1), (0, 2)]
-    assert P.top_heads(s.score("broad"), 1)[0].head == 3
-    labels = [P.head_label(s, 0, h) for h in range(6)]
+    assert [(h.layer, h.head) for h in pretrained.top_heads(s.score("focused"), 3)] == [(0, 0), (0, 1), (0, 2)]
+    assert pretrained.top_heads(s.score("broad"), 1)[0].head == 3
+    labels = [pretrained.head_label(s, 0, h) for h in range(6)]
     assert [lab.kind for lab in labels] == ["previous", "next", "sink", "broad", "self", "mixed"]
     assert labels[2].value == pytest.approx(1.0) and labels[5].value == pytest.approx(0.4)
 
 
 def test_every_label_names_a_measured_pattern(model):
     """A label is one of the measured patterns (or "mixed"), and its value is that pattern's measurement."""
-    r = P.run(model, P.EXAMPLES[0].sentence)
-    s = P.head_stats(r.attentions, r.special, r.punct)
+    r = pretrained.run(model, pretrained.EXAMPLES[0].sentence)
+    s = pretrained.head_stats(r.attentions, r.special, r.punct)
     for layer in range(model.n_layers):
         for head in range(model.n_heads):
-            lab = P.head_label(s, layer, head)
-            assert lab.kind in (*P.HEAD_TYPES, "mixed") and lab.kind not in ("focused",)
+            lab = pretrained.head_label(s, layer, head)
+            assert lab.kind in (*pretrained.HEAD_TYPES, "mixed") and lab.kind not in ("focused",)
             if lab.kind == "mixed":
-                assert lab.value < P.LABEL_SHARE and s.entropy[layer, head] < P.BROAD_ENTROPY
+                assert lab.value < pretrained.LABEL_SHARE and s.entropy[layer, head] < pretrained.BROAD_ENTROPY
             else:
                 assert lab.value == pytest.approx(s.score(lab.kind)[layer, head])
 
 
 def test_word_pieces_and_spans():
     tokens = ("[CLS]", "the", "em", "##bed", "##ding", "is", "it", "[SEP]")
-    assert P.word_pieces(tokens, "Embedding") == [2, 3, 4]
-    assert P.word_pieces(tokens, "it") == [6]
-    assert P.word_pieces(tokens, "absent") == []
-    assert P.word_span(tokens, 2) == [2, 3, 4] and P.word_span(tokens, 5) == [5]
+    assert pretrained.word_pieces(tokens, "Embedding") == [2, 3, 4]
+    assert pretrained.word_pieces(tokens, "it") == [6]
+    assert pretrained.word_pieces(tokens, "absent") == []
+    assert pretrained.word_span(tokens, 2) == [2, 3, 4] and pretrained.word_span(tokens, 5) == [5]
 
 
 def test_token_to_word_probe_ranks_heads(model):
-    ex = P.EXAMPLES[0]
-    r = P.run(model, ex.sentence)
-    p, a = P.word_pieces(r.tokens, ex.pronoun), P.word_pieces(r.tokens, ex.antecedent)
+    ex = pretrained.EXAMPLES[0]
+    r = pretrained.run(model, ex.sentence)
+    p, a = pretrained.word_pieces(r.tokens, ex.pronoun), pretrained.word_pieces(r.tokens, ex.antecedent)
     assert p and a
-    score = P.word_scores(r.attentions, p[0], a)
+    score = pretrained.word_scores(r.attentions, p[0], a)
     assert score.shape == (6, 12) and np.all((score >= 0) & (score <= 1))
-    best = P.top_heads(score, 1)[0]
+    best = pretrained.top_heads(score, 1)[0]
     assert best.score == pytest.approx(r.attentions[best.layer, best.head, p[0], a].sum())
     with pytest.raises(LabError) as err:
-        P.word_scores(r.attentions, p[0], [p[0]])
+        pretrained.word_scores(r.attentions, p[0], [p[0]])
     assert err.value.key == "pick_distinct"
 
 
 # --- the minimal pair (issue 13, item 2) ---
 
-def _sides(model: P.Loaded, pair: M.MinimalPair) -> tuple[M.PairSide, M.PairSide]:
-    runs = [P.run(model, s) for s in pair.sentences]
-    return tuple(M.side(r.attentions, r.tokens, pair, i) for i, r in enumerate(runs))
+def _sides(model: pretrained.Loaded,
+           pair: minimal_pair.MinimalPair) -> tuple[minimal_pair.PairSide, minimal_pair.PairSide]:
+    runs = [pretrained.run(model, s) for s in pair.sentences]
+    return tuple(minimal_pair.side(r.attentions, r.tokens, pair, i) for i, r in enumerate(runs))
 
 
-@pytest.mark.parametrize("pair", M.PAIRS, ids=lambda p: "/".join(p.changed))
+@pytest.mark.parametrize("pair", minimal_pair.PAIRS, ids=lambda p: "/".join(p.changed))
 def test_the_most_coreference_like_head_attends_to_the_subject_in_both_sentences(model, pair):
     """The head a one-sentence probe would call a coreference head keeps "it" on the subject noun when one word
     changes what "it" means: it is labelled by that (subject), not as a coreference head."""
     sides = _sides(model, pair)
     assert [s.tokens[s.pronoun] for s in sides] == ["it", "it"]
-    layer, head = M.most_referent_like(sides)
+    layer, head = minimal_pair.most_referent_like(sides)
     ref0 = sides[0].to_nouns[..., sides[0].referent]
     assert ref0[layer, head] == ref0.max()
-    cmp = M.compare(sides, layer, head)
+    cmp = minimal_pair.compare(sides, layer, head)
     for i, s in enumerate(sides):  # the weights are the model's own attention, summed over each noun's pieces
         for k, noun in enumerate(pair.nouns):
-            pieces = P.word_pieces(s.tokens, noun)
-            attn = P.run(model, pair.sentences[i]).attentions
+            pieces = pretrained.word_pieces(s.tokens, noun)
+            attn = pretrained.run(model, pair.sentences[i]).attentions
             assert cmp.weights[i, k] == pytest.approx(attn[layer, head, s.pronoun, pieces].sum())
     print(f"{'/'.join(pair.changed)}: L{layer}·H{head} weights {cmp.weights.round(3).tolist()} → {cmp.verdict}")
     assert cmp.preferred == (0, 0) and cmp.verdict == "subject"
@@ -270,16 +269,16 @@ def test_the_most_coreference_like_head_attends_to_the_subject_in_both_sentences
 
 
 def test_verdicts_name_what_was_measured():
-    assert M.verdict_of((0, 0), (0, 1)) == "subject"
-    assert M.verdict_of((1, 1), (0, 1)) == "same"
-    assert M.verdict_of((0, 1), (0, 1)) == "follows"
-    assert M.verdict_of((1, 0), (0, 1)) == "against"
+    assert minimal_pair.verdict_of((0, 0), (0, 1)) == "subject"
+    assert minimal_pair.verdict_of((1, 1), (0, 1)) == "same"
+    assert minimal_pair.verdict_of((0, 1), (0, 1)) == "follows"
+    assert minimal_pair.verdict_of((1, 0), (0, 1)) == "against"
 
 
 def test_census_counts_every_head_like_a_direct_count(model):
-    pair = M.PAIRS[0]
+    pair = minimal_pair.PAIRS[0]
     sides = _sides(model, pair)
-    c = M.census(sides)
+    c = minimal_pair.census(sides)
     assert c.total == model.n_layers * model.n_heads == sum(c.counts.values())
     a, b = sides[0].to_nouns, sides[1].to_nouns   # (L, H, 2): an independent, vectorised count
     follows = (a[..., 0] > a[..., 1]) & (b[..., 1] > b[..., 0])
@@ -292,32 +291,32 @@ def test_census_counts_every_head_like_a_direct_count(model):
 def test_a_pair_whose_words_the_tokenizer_lost_is_a_lab_error():
     tokens = ("[CLS]", "the", "anim", "##al", "[SEP]")
     with pytest.raises(LabError) as err:
-        M.side(np.zeros((1, 1, 5, 5)), tokens, M.PAIRS[0], 0)
+        minimal_pair.side(np.zeros((1, 1, 5, 5)), tokens, minimal_pair.PAIRS[0], 0)
     assert err.value.key == "pair_words_missing"
 
 
 def test_the_packaged_model_does_not_know_chinese(model):
-    unknown, pieces = P.unknown_tokens(model, P.ZH_EXAMPLES[0].sentence)
-    tokens = model.tokenizer.tokenize(P.ZH_EXAMPLES[0].sentence)
+    unknown, pieces = pretrained.unknown_tokens(model, pretrained.ZH_EXAMPLES[0].sentence)
+    tokens = model.tokenizer.tokenize(pretrained.ZH_EXAMPLES[0].sentence)
     assert pieces == len(tokens) and unknown == tokens.count("[UNK]") and unknown > pieces / 2
-    assert P.unknown_tokens(model, P.EXAMPLES[0].sentence)[0] == 0
+    assert pretrained.unknown_tokens(model, pretrained.EXAMPLES[0].sentence)[0] == 0
 
 
 # --- the core against the model ---
 
-@pytest.mark.parametrize("sentence", [SENTENCES[1], P.EXAMPLES[1].sentence])
+@pytest.mark.parametrize("sentence", [SENTENCES[1], pretrained.EXAMPLES[1].sentence])
 def test_core_reproduces_every_layer(model, sentence):
-    r = P.run(model, sentence)
-    checks = P.check_all(model, r)
+    r = pretrained.run(model, sentence)
+    checks = pretrained.check_all(model, r)
     assert len(checks) == 6
     for c in checks:
         print(f"layer {c.layer}: weights {c.weights_diff:.2e}, output {c.output_diff:.2e}")
-        assert c.weights_diff < P.TOLERANCE and c.output_diff < P.TOLERANCE and c.ok
+        assert c.weights_diff < pretrained.TOLERANCE and c.output_diff < pretrained.TOLERANCE and c.ok
         assert c.trace.weights.shape == (12, r.n, r.n) and c.trace.d_head == 32
 
 
 def test_layer_weights_are_the_linear_layers_transposed(model):
-    w = P.layer_weights(model, 2)
+    w = pretrained.layer_weights(model, 2)
     q = model.model.encoder.layer[2].attention.self.query
     np.testing.assert_array_equal(w.w_q, q.weight.detach().double().numpy().T)
     np.testing.assert_array_equal(w.b_q, q.bias.detach().double().numpy())
@@ -328,8 +327,8 @@ def test_layer_weights_are_the_linear_layers_transposed(model):
 
 def test_no_head_off_keeps_the_sentence_and_switching_off_moves_it(model):
     s = SENTENCES[2]
-    assert P.ablate(model, s, []) == pytest.approx(1.0, abs=1e-6)
-    assert P.ablate(model, s, [(layer, h) for layer in range(3) for h in range(12)]) < 0.99
+    assert pretrained.ablate(model, s, []) == pytest.approx(1.0, abs=1e-6)
+    assert pretrained.ablate(model, s, [(layer, h) for layer in range(3) for h in range(12)]) < 0.99
 
 
 def test_the_head_mask_zeroes_exactly_that_heads_slice(model):
@@ -337,8 +336,8 @@ def test_the_head_mask_zeroes_exactly_that_heads_slice(model):
     layer, head, d = 1, 4, 32
     mask = np.ones((6, 12))
     mask[layer, head] = 0
-    r = P.run(model, SENTENCES[3], mask)
-    p = P.layer_weights(model, layer)
+    r = pretrained.run(model, SENTENCES[3], mask)
+    p = pretrained.layer_weights(model, layer)
     tr = multi_head_attention(r.layer_inputs[layer], p.w_q, p.w_k, p.w_v, p.w_o, 12,
                               b_q=p.b_q, b_k=p.b_k, b_v=p.b_v, b_o=p.b_o)
     concat = tr.concat.copy()
@@ -349,11 +348,11 @@ def test_the_head_mask_zeroes_exactly_that_heads_slice(model):
 
 def test_batched_importance_matches_one_head_at_a_time(model):
     s = SENTENCES[4]
-    imp = P.importance(model, s)
+    imp = pretrained.importance(model, s)
     assert imp.shape == (6, 12) and np.all(imp > -1e-5)
-    base = P.run(model, s)
+    base = pretrained.run(model, s)
     for layer, head in [(0, 2), (3, 7), (5, 11)]:
-        assert imp[layer, head] == pytest.approx(1 - P.ablate(model, s, [(layer, head)], base), abs=1e-4)
+        assert imp[layer, head] == pytest.approx(1 - pretrained.ablate(model, s, [(layer, head)], base), abs=1e-4)
 
 
 # --- many sessions on one shared model (issue 28, item 1) ---
@@ -365,14 +364,14 @@ def test_the_forward_equals_the_model_s_own_and_leaves_no_hooks(model, monkeypat
     def refuse(*_args, **_kwargs):
         raise AssertionError("a hook on the shared model")
 
-    s = P.EXAMPLES[0].sentence
+    s = pretrained.EXAMPLES[0].sentence
     with monkeypatch.context() as m:  # nothing is attached to the shared model, not even for a moment
         m.setattr(torch.nn.Module, "register_forward_hook", refuse)
         m.setattr(torch.nn.Module, "register_forward_pre_hook", refuse)
-        r = P.run(model, s)
-        P.ablate(model, s, [(1, 2)], r)
-        P.importance(model, s)
-    enc, *_ = P._encode(model, s)
+        r = pretrained.run(model, s)
+        pretrained.ablate(model, s, [(1, 2)], r)
+        pretrained.importance(model, s)
+    enc, *_ = pretrained._encode(model, s)
     with torch.no_grad():
         out = model.model(**enc, output_attentions=True)
     np.testing.assert_array_equal(r.attentions, torch.stack([a[0] for a in out.attentions]).numpy())
@@ -386,9 +385,9 @@ def test_concurrent_runs_ablations_and_importance_equal_the_sequential_results_e
     bit-for-bit the one computed alone. Before the fix the hooks of one call landed in another's forward."""
     sentences = SENTENCES[:4]
     off = [(layer, h) for layer in range(6) for h in range(0, 12, 2)]
-    alone = {s: P.run(model, s) for s in sentences}
-    alone_ablate = P.ablate(model, SENTENCES[4], off)
-    alone_importance = P.importance(model, SENTENCES[5])
+    alone = {s: pretrained.run(model, s) for s in sentences}
+    alone_ablate = pretrained.ablate(model, SENTENCES[4], off)
+    alone_importance = pretrained.importance(model, SENTENCES[5])
     rounds = 3
     gate = threading.Barrier(6)
     got: dict[int, list] = {}
@@ -398,11 +397,11 @@ def test_concurrent_runs_ablations_and_importance_equal_the_sequential_results_e
         try:
             gate.wait(timeout=60)
             if i < 4:
-                got[i] = [P.run(model, sentences[i]) for _ in range(rounds)]
+                got[i] = [pretrained.run(model, sentences[i]) for _ in range(rounds)]
             elif i == 4:
-                got[i] = [P.ablate(model, SENTENCES[4], off) for _ in range(rounds)]
+                got[i] = [pretrained.ablate(model, SENTENCES[4], off) for _ in range(rounds)]
             else:
-                got[i] = [P.importance(model, SENTENCES[5]) for _ in range(rounds)]
+                got[i] = [pretrained.importance(model, SENTENCES[5]) for _ in range(rounds)]
         except BaseException as err:  # noqa: BLE001 - reported below
             errors.append(err)
 
@@ -420,4 +419,4 @@ def test_concurrent_runs_ablations_and_importance_equal_the_sequential_results_e
     assert got[4] == [alone_ablate] * rounds
     assert all(np.array_equal(imp, alone_importance) for imp in got[5])
     for i in range(4):  # and the layer check still passes on every one
-        assert all(c.ok for c in P.check_all(model, got[i][-1]))
+        assert all(c.ok for c in pretrained.check_all(model, got[i][-1]))

@@ -13,12 +13,12 @@ from mha_core.classroom import sqlite_url
 from mha_core.i18n import translate
 from mha_core.markdown import escape
 from mha_core.quiz import Kind, Question, load_questions, presented_order, student_seed
-from mha_core.ui.nav import available_pages, spec
+from mha_core.ui.nav import PAGES, spec
 from mha_core.ui.quiz import answer_key, button_key
 from quizhelpers import answer, numeric_text, short_text
 
 QUIZ = spec("quiz").script
-TEACHING = {p.key for p in available_pages()}
+TEACHING = {p.key for p in PAGES}
 
 
 @pytest.fixture(autouse=True)

@@ -10,11 +10,10 @@ import pytest
 from markdown_it import MarkdownIt
 
 from apphelpers import open_page, shown_text
-from mha_core import minimal_pair as M
-from mha_core import pretrained as P
+from mha_core import minimal_pair, pretrained
 from mha_core.i18n import LANGS, translate
 from mha_core.markdown import escape
-from mha_core.ui import real as R
+from mha_core.ui import real as real_ui
 from mha_core.ui.nav import spec
 from mha_core.units import head_name
 
@@ -24,7 +23,7 @@ PAGE = "pages/real.py"
 @pytest.fixture(scope="module", autouse=True)
 def _imported() -> None:
     """Import torch and transformers once, outside the first page run's AppTest timeout (a busy CI machine)."""
-    P.load(P.PACKAGED)
+    pretrained.load(pretrained.PACKAGED)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -45,13 +44,13 @@ def test_the_model_line_shows_the_source_as_plain_text_without_code_in_a_caption
     line = next(c.value for c in at.caption if c.value.startswith(translate("en", "real.model_line", source="",
                                                                            arch="", L="", H="", d="")[:6]))
     html = MarkdownIt("commonmark").render(line)
-    assert f"Loaded from {P.PACKAGED} · bert · 6 layers × 12 heads" in html and "<code>" not in html
+    assert f"Loaded from {pretrained.PACKAGED} · bert · 6 layers × 12 heads" in html and "<code>" not in html
 
 
 def test_a_typed_sentence_changes_the_view():
     at = open_page(PAGE, "en")
     before = shown_text(at)
-    at.text_input(key=R.SENTENCE_KEY).set_value("Birds sing at dawn.").run()
+    at.text_input(key=real_ui.SENTENCE_KEY).set_value("Birds sing at dawn.").run()
     assert not at.exception
     after = shown_text(at)
     assert after != before
@@ -60,25 +59,25 @@ def test_a_typed_sentence_changes_the_view():
 
 def test_an_example_fills_the_sentence():
     at = open_page(PAGE, "en")
-    at.selectbox(key=R.EXAMPLE_KEY).set_value(1).run()
-    assert at.text_input(key=R.SENTENCE_KEY).value == P.EXAMPLES[1].sentence
+    at.selectbox(key=real_ui.EXAMPLE_KEY).set_value(1).run()
+    assert at.text_input(key=real_ui.SENTENCE_KEY).value == pretrained.EXAMPLES[1].sentence
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_unknown_model_id_says_so_and_the_page_stays_usable(lang):
     at = open_page(PAGE, lang)
     name = "no-such-org/no-such-model-for-mha-lab"
-    at.text_input(key=R.MODEL_KEY).set_value(name).run()
+    at.text_input(key=real_ui.MODEL_KEY).set_value(name).run()
     assert not at.exception
     assert [e.value for e in at.error] == [translate(lang, "errors.model_not_found", name=escape(name))]
-    assert translate(lang, "real.fallback", name=P.PACKAGED) in shown_text(at)
-    at.text_input(key=R.SENTENCE_KEY).set_value("Rain fell on the roof.").run()
+    assert translate(lang, "real.fallback", name=pretrained.PACKAGED) in shown_text(at)
+    at.text_input(key=real_ui.SENTENCE_KEY).set_value("Rain fell on the roof.").run()
     assert not at.exception and "`roof`" in shown_text(at)
 
 
 def test_missing_directory_says_so():
     at = open_page(PAGE, "en")
-    at.text_input(key=R.MODEL_KEY).set_value("/no/such/model/folder").run()
+    at.text_input(key=real_ui.MODEL_KEY).set_value("/no/such/model/folder").run()
     assert not at.exception
     assert at.error[0].value == translate("en", "errors.model_dir_missing", name=escape("/no/such/model/folder"))
 
@@ -87,28 +86,28 @@ def test_switching_a_head_off_moves_the_sentence_and_the_head_view_follows():
     at = open_page(PAGE, "en")
     label = translate("en", "real.cosine")
     assert next(m for m in at.metric if m.label == label).value == "1.0000"
-    at.multiselect(key=R.OFF_KEY).set_value([2, 14]).run()
+    at.multiselect(key=real_ui.OFF_KEY).set_value([2, 14]).run()
     assert not at.exception
     assert float(next(m for m in at.metric if m.label == label).value) < 1.0
-    at.selectbox(key=R.LAYER_KEY).set_value(3).run()
-    at.selectbox(key=R.HEAD_KEY).set_value(5).run()
+    at.selectbox(key=real_ui.LAYER_KEY).set_value(3).run()
+    at.selectbox(key=real_ui.HEAD_KEY).set_value(5).run()
     titles = [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")]
     assert translate("en", "real.head_title", name="L3·H5") in titles, titles
 
 
 def test_the_head_view_and_switched_off_heads_survive_a_visit_to_another_page():
     at = open_page(PAGE, "en")
-    at.selectbox(key=R.LAYER_KEY).set_value(2).run()
-    at.multiselect(key=R.OFF_KEY).set_value([4]).run()
-    at.selectbox(key=R.KIND_KEY).set_value("pick").run()
-    at.selectbox(key=R.PICK_TO_KEY).set_value(1).run()
+    at.selectbox(key=real_ui.LAYER_KEY).set_value(2).run()
+    at.multiselect(key=real_ui.OFF_KEY).set_value([4]).run()
+    at.selectbox(key=real_ui.KIND_KEY).set_value("pick").run()
+    at.selectbox(key=real_ui.PICK_TO_KEY).set_value(1).run()
     at.switch_page(spec("overview").script)
     at.run()
     at.switch_page(PAGE)
     at.run()
     assert not at.exception
-    assert at.selectbox(key=R.LAYER_KEY).value == 2 and at.multiselect(key=R.OFF_KEY).value == [4]
-    assert at.selectbox(key=R.KIND_KEY).value == "pick" and at.selectbox(key=R.PICK_TO_KEY).value == 1
+    assert at.selectbox(key=real_ui.LAYER_KEY).value == 2 and at.multiselect(key=real_ui.OFF_KEY).value == [4]
+    assert at.selectbox(key=real_ui.KIND_KEY).value == "pick" and at.selectbox(key=real_ui.PICK_TO_KEY).value == 1
 
 
 def test_one_head_name_in_both_labs():
@@ -118,17 +117,17 @@ def test_one_head_name_in_both_labs():
 
 def test_token_to_word_probe_opens_on_the_example_pronoun():
     at = open_page(PAGE, "zh")
-    at.selectbox(key=R.KIND_KEY).set_value("pick").run()
+    at.selectbox(key=real_ui.KIND_KEY).set_value("pick").run()
     assert not at.exception and not at.error
-    tokens = at.selectbox(key=R.PICK_FROM_KEY).options
-    assert tokens[at.selectbox(key=R.PICK_FROM_KEY).index].endswith(" it")
-    assert tokens[at.selectbox(key=R.PICK_TO_KEY).index].endswith(" animal")
-    assert "coref" not in " ".join(at.selectbox(key=R.KIND_KEY).options).lower()
+    tokens = at.selectbox(key=real_ui.PICK_FROM_KEY).options
+    assert tokens[at.selectbox(key=real_ui.PICK_FROM_KEY).index].endswith(" it")
+    assert tokens[at.selectbox(key=real_ui.PICK_TO_KEY).index].endswith(" animal")
+    assert "coref" not in " ".join(at.selectbox(key=real_ui.KIND_KEY).options).lower()
 
 
 # --- the minimal pair (issue 13, item 2) ---
 
-def _pair_columns(at, pair: M.MinimalPair) -> tuple[int, int]:
+def _pair_columns(at, pair: minimal_pair.MinimalPair) -> tuple[int, int]:
     """Indices of two adjacent columns that show sentence 1 and sentence 2 of the pair."""
     texts = ["\n".join(m.value for m in col.markdown) for col in at.columns]
     for i in range(len(texts) - 1):
@@ -141,30 +140,31 @@ def _pair_columns(at, pair: M.MinimalPair) -> tuple[int, int]:
 def test_the_minimal_pair_shows_both_sentences_side_by_side(lang):
     at = open_page(PAGE, lang)
     assert not at.exception and not at.error
-    pair = M.PAIRS[0]
+    pair = minimal_pair.PAIRS[0]
     left, right = _pair_columns(at, pair)
     for col, i in ((left, 0), (right, 1)):
         noun = pair.nouns[pair.referents[i]]
         assert translate(lang, "real.pair_means", pronoun="it", noun=noun) in [c.value for c in at.columns[col].caption]
         labels = [m.label for m in at.columns[col].metric]
         assert labels == [translate(lang, "real.pair_weight", pronoun="it", noun=n) for n in pair.nouns]
-    layer, head = at.selectbox(key=R.PAIR_LAYER_KEY).value, at.selectbox(key=R.PAIR_HEAD_KEY).value
+    layer, head = at.selectbox(key=real_ui.PAIR_LAYER_KEY).value, at.selectbox(key=real_ui.PAIR_HEAD_KEY).value
     verdict = translate(lang, "real.pair_verdict_subject", head=f"L{layer}·H{head}", pronoun="it", noun0="animal",
                         noun1="animal", a=0, b=0, ref0="animal", ref1="street")
     assert any(i.value.startswith(verdict[:20]) for i in at.info), [i.value for i in at.info]
     text = shown_text(at)
     assert translate(lang, "real.pair_reading") in text
-    unknown, pieces = P.unknown_tokens(P.load(P.PACKAGED), P.ZH_EXAMPLES[0].sentence)
-    assert translate(lang, "real.pair_english_only", sentence=P.ZH_EXAMPLES[0].sentence, unk=unknown, n=pieces) in text
+    sentence = pretrained.ZH_EXAMPLES[0].sentence
+    unknown, pieces = pretrained.unknown_tokens(pretrained.load(pretrained.PACKAGED), sentence)
+    assert translate(lang, "real.pair_english_only", sentence=sentence, unk=unknown, n=pieces) in text
 
 
 def test_the_other_pair_and_another_head():
     at = open_page(PAGE, "en")
-    at.radio(key=R.PAIR_KEY).set_value(1).run()
+    at.radio(key=real_ui.PAIR_KEY).set_value(1).run()
     assert not at.exception
-    _pair_columns(at, M.PAIRS[1])
-    at.selectbox(key=R.PAIR_LAYER_KEY).set_value(0).run()
-    at.selectbox(key=R.PAIR_HEAD_KEY).set_value(0).run()
+    _pair_columns(at, minimal_pair.PAIRS[1])
+    at.selectbox(key=real_ui.PAIR_LAYER_KEY).set_value(0).run()
+    at.selectbox(key=real_ui.PAIR_HEAD_KEY).set_value(0).run()
     assert not at.exception
     titles = [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")]
     assert titles.count(translate("en", "real.pair_chart", head="L0·H0", pronoun="it")) == 2, titles
@@ -175,23 +175,23 @@ def test_the_other_pair_and_another_head():
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_256_character_model_name_is_a_message_not_a_crash(lang):
     at = open_page(PAGE, lang)
-    at.text_input(key=R.MODEL_KEY).set_value("m" * 256).run()
+    at.text_input(key=real_ui.MODEL_KEY).set_value("m" * 256).run()
     assert not at.exception, at.exception
-    assert at.error[0].value == translate(lang, "errors.model_name_long", max=P.MAX_NAME_CHARS, n=256)
-    assert translate(lang, "real.fallback", name=P.PACKAGED) in shown_text(at)
+    assert at.error[0].value == translate(lang, "errors.model_name_long", max=pretrained.MAX_NAME_CHARS, n=256)
+    assert translate(lang, "real.fallback", name=pretrained.PACKAGED) in shown_text(at)
 
 
 def test_a_markdown_model_name_is_escaped_and_renders_no_image():
     at = open_page(PAGE, "en")
     name = "![i](http://127.0.0.1:9/x.png)"
-    at.text_input(key=R.MODEL_KEY).set_value(name).run()
+    at.text_input(key=real_ui.MODEL_KEY).set_value(name).run()
     assert not at.exception
     body = at.error[0].proto.body
     assert "\\!\\[i\\]\\(http" in body and "![i](" not in body
     html = MarkdownIt("commonmark").render(body)
     assert "<img" not in html and "<a " not in html and "x.png" in html
     for other in ("![i](x.png)", "**bold**"):
-        at.text_input(key=R.MODEL_KEY).set_value(other).run()
+        at.text_input(key=real_ui.MODEL_KEY).set_value(other).run()
         html = MarkdownIt("commonmark").render(at.error[0].proto.body)
         assert "<img" not in html and "<strong>" not in html and "<em>" not in html
 
@@ -233,42 +233,43 @@ def _chart(at, title: str):
 def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     import numpy as np
 
-    from mha_core import head_similarity as HS
+    from mha_core import head_similarity
     from mha_core.charts import lines
     from mha_core.charts import real as charts
 
-    sentence = " ".join(["word"] * (P.MAX_REAL_TOKENS - 2))
+    sentence = " ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 2))
     at = open_page(PAGE, "en")
-    at.text_input(key=R.SENTENCE_KEY).set_value(sentence).run()
+    at.text_input(key=real_ui.SENTENCE_KEY).set_value(sentence).run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     text = shown_text(at)
     assert translate("en", "real.tokens", n=128) in text
     size = -(-128 // charts.MODEL_VIEW_CELLS)
     assert translate("en", "real.model_view_pooled", n=128, size=size) in text  # 128 tokens in blocks of `size`
-    r = P.run(P.load(P.PACKAGED), sentence)
-    layer, head = at.selectbox(key=R.LAYER_KEY).value, at.selectbox(key=R.HEAD_KEY).value
+    r = pretrained.run(pretrained.load(pretrained.PACKAGED), sentence)
+    layer, head = at.selectbox(key=real_ui.LAYER_KEY).value, at.selectbox(key=real_ui.HEAD_KEY).value
     k = lines.top_k_for(1, 128)
     assert translate("en", "lines.top_k", n=128, k=k, share=lines.shown_share(r.attentions[layer, head], k)) in text
     # the similarity map: the distances of the model's weights on this sentence, in the grouping's order
     flat = r.attentions.reshape(72, 128, 128)
-    dist = HS.js_distances(flat, R.SIMILARITY_DTYPE)
+    dist = head_similarity.js_distances(flat, real_ui.SIMILARITY_DTYPE)
     _, frame = _chart(at, translate("en", "real.sim_map"))
     names = [head_name(i // 12, i % 12) for i in range(72)]
     shown = frame.pivot(index="row", columns="col", values="value")
     for a, b in [(0, 1), (5, 40), (71, 3)]:
         assert shown.loc[names[a], names[b]] == pytest.approx(dist[a, b], abs=1e-4)
-    assert dist[0, 1] == pytest.approx(HS.js_distances(flat[:2])[0, 1], abs=1e-4)  # float32 ≈ float64
+    assert dist[0, 1] == pytest.approx(head_similarity.js_distances(flat[:2])[0, 1], abs=1e-4)  # float32 ≈ float64
     table = next(d.value for d in at.dataframe if translate("en", "real.col_entropy") in d.value.columns)
     order = [names.index(h) for h in table[translate("en", "real.col_head")]]
     assert sorted(order) == list(range(72))
-    np.testing.assert_allclose(table[translate("en", "real.col_entropy")], HS.head_entropy(flat)[order], atol=5e-4)
+    np.testing.assert_allclose(table[translate("en", "real.col_entropy")], head_similarity.head_entropy(flat)[order],
+                               atol=5e-4)
     assert translate("en", "real.importance_run", n=128) in [tg.label for tg in at.toggle]  # asked for, not run
 
 
 def test_one_piece_too_many_is_a_translated_error_not_a_crash():
     at = open_page(PAGE, "zh")
-    at.text_input(key=R.SENTENCE_KEY).set_value(" ".join(["word"] * (P.MAX_REAL_TOKENS - 1))).run()
+    at.text_input(key=real_ui.SENTENCE_KEY).set_value(" ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 1))).run()
     assert not at.exception
     assert [e.value for e in at.error] == [translate("zh", "errors.too_many_pieces", n=129, max=128)]
 
@@ -276,8 +277,8 @@ def test_one_piece_too_many_is_a_translated_error_not_a_crash():
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_token_lines_show_the_head_view_s_head(lang):
     at = open_page(PAGE, lang)
-    at.selectbox(key=R.LAYER_KEY).set_value(1).run()
-    at.selectbox(key=R.HEAD_KEY).set_value(4).run()
+    at.selectbox(key=real_ui.LAYER_KEY).set_value(1).run()
+    at.selectbox(key=real_ui.HEAD_KEY).set_value(4).run()
     assert not at.exception
     assert translate(lang, "real.lines_title", name="L1·H4") in [s.value for s in at.subheader]
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
@@ -289,7 +290,7 @@ def test_the_token_lines_show_the_head_view_s_head(lang):
     rule = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rule")
     data = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in charts[0].proto.datasets}
     rows = data[rule["data"]["name"]]
-    r = P.run(P.load(P.PACKAGED), R.EXAMPLES[0].sentence)
+    r = pretrained.run(pretrained.load(pretrained.PACKAGED), real_ui.EXAMPLES[0].sentence)
     assert len(rows) == int((r.attentions[1, 4] > 0).sum())
     import numpy as np
 

@@ -131,13 +131,13 @@ def test_snap_is_the_one_rule_for_a_value_that_is_no_longer_offered(value, optio
 
 def test_every_setting_is_declared_once_and_the_rest_derives_from_it():
     """Each declaration's range, options and default hold together, and the links carry exactly the declared keys."""
-    from mha_core.settings import DEFAULTS, LINKED, SETTINGS
+    from mha_core.settings import LINKED, SETTINGS
     from mha_core.ui import sidebar
 
     keys = [s.key for s in SETTINGS]
     queries = [s.query for s in LINKED]
     assert len(set(keys)) == len(keys) and len(set(queries)) == len(queries)
-    assert sidebar.KEPT == DEFAULTS
+    assert sidebar.KEPT == {s.key: s.default for s in SETTINGS}
     for s in SETTINGS:
         if s.default is not None:
             assert isinstance(s.default, s.kind)
@@ -147,7 +147,7 @@ def test_every_setting_is_declared_once_and_the_rest_derives_from_it():
                 assert s.default in s.options
         if s.query and s.default is not None:  # the default survives a link unchanged
             assert parse_query(to_query({s.key: s.default})).values[s.key] == s.default
-    assert set(to_query({k: v for k, v in DEFAULTS.items() if v is not None})) == set(queries) - {"lang", "s"}
+    assert set(to_query({k: v for k, v in sidebar.KEPT.items() if v is not None})) == set(queries) - {"lang", "s"}
 
 
 def test_a_shape_carried_between_the_modes_stays_as_near_as_the_ranges_allow():
@@ -160,3 +160,20 @@ def test_a_shape_carried_between_the_modes_stays_as_near_as_the_ranges_allow():
     values = {**fixed, "fixed": True, "sentence": "a b", "weight_mode": "random", "seed": 1, "causal": False}
     s = resolve(values, "en")
     assert (s.n_heads, s.d_head, s.d_model) == (2, 256, 512) and hash(s) == hash(resolve(values, "en"))
+
+
+def test_the_cost_lab_carries_its_shape_by_the_sidebars_rule():
+    """The cost page's "keep d_model fixed" uses settings.carried_shape with its own controls (ui.cost.SHAPE): all
+    divisors of d_model, wider ranges. Failed before: the page had its own copy of the rule (no SHAPE)."""
+    from mha_core.settings import carried_shape
+    from mha_core.ui import cost
+
+    k = cost
+    free = {k.FIXED_KEY: True, k.H_KEY: 12, k.D_HEAD_KEY: 128, k.D_MODEL_KEY: 512, k.H_DIV_KEY: 8}
+    assert carried_shape(free, cost.SHAPE) == {k.D_MODEL_KEY: 1536, k.H_DIV_KEY: 12}  # 12 divides 1536: kept
+    fixed = {**free, k.FIXED_KEY: False, k.D_MODEL_KEY: 1536, k.H_DIV_KEY: 12}
+    assert carried_shape(fixed, cost.SHAPE) == {k.H_KEY: 12, k.D_HEAD_KEY: 128}       # and back
+    wide = {**fixed, k.D_MODEL_KEY: 65536, k.H_DIV_KEY: 65536}                            # one head of 1 per column
+    assert carried_shape(wide, cost.SHAPE) == {k.H_KEY: 1024, k.D_HEAD_KEY: 64}       # h within its own range
+    forged = {**free, k.H_KEY: float("nan")}                                              # a forged value: the default
+    assert carried_shape(forged, cost.SHAPE)[k.D_MODEL_KEY] == cost.H.default * 128

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import altair as alt
 
 from mha_core.charts.base import OKABE_ITO
-from mha_core.counts import FlopsPoint, HeadSplit, KvPoint
+from mha_core.cost_model import FlopsPoint, HeadSplit, KvPoint
 from mha_core.units import bytes_unit, flops_unit, format_bytes, format_flops, format_params, params_unit
 
 HEIGHT = 260

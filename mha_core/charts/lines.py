@@ -98,7 +98,7 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
     colour = alt.Color("head:N", title=head_title, scale=alt.Scale(domain=list(head_names),
                        range=[head_colour(i) for i in range(h)]),
                        legend=legend)
-    # channel objects, not alt.condition / alt.value dicts: Altair resolves a dict against the whole schema (~0.1 s)
+    # channel objects, not alt.condition / alt.value dicts: Altair resolves a dict against the whole schema (slow)
     opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]), legend=None,
                           condition={"test": f"!({line_test(many)})", "value": 0})
     silent = alt.TooltipValue(None)  # tokens and titles: no tooltip

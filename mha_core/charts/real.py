@@ -19,8 +19,8 @@ __all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "
 
 NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
 OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
-MODEL_VIEW_CELLS = 16  # rows and columns per head in the model view; longer inputs are pooled (72 heads × 32² cells
-# took Chromium ~20 s to settle at 1280 px, 72 × 16² ~7 s; the head view below keeps every token)
+MODEL_VIEW_CELLS = 16  # rows and columns per head in the model view; longer inputs are pooled (every head's full
+# grid is too many cells for a browser to settle in reasonable time; the head view below keeps every token)
 
 
 def pool(attn: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:

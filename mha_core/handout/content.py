@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mha_core.counts import ModelShape
+from mha_core.cost_model import ModelShape
 from mha_core.errors import LabError
 from mha_core.glossary import Term, load_glossary
 from mha_core.handout.worked import Worked, worked_example

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
-from mha_core.counts import divisors, kv_cache_bytes, kv_crossover_tokens, param_counts
+from mha_core.cost_model import kv_crossover_tokens
+from mha_core.counts import divisors, kv_cache_bytes, param_counts
 from mha_core.presets import head_spread, preset
 from mha_core.units import format_bytes
 

@@ -103,3 +103,49 @@ def task_metrics(model: ToyTransformer, batch: TaskBatch, head_mask: np.ndarray 
     sel = torch.from_numpy(batch.mask)
     right = logits[sel].argmax(-1) == torch.from_numpy(batch.targets)[sel]
     return RepeatMetrics(loss=float(task_loss(logits, batch)), accuracy=float(right.float().mean()))
+
+
+# What "the same model" means when it is retrained on another machine: CPUs with other vector units (AVX2 vs
+# AVX-512) round some float sums differently, so the weights differ in the last bits while the model behaves the
+# same. These tolerances bound what may differ for it still to count as a rebuild of the shipped one.
+SAME_LOSS_TOL = 1e-4      # held-out loss on the repeated part, absolute (nats)
+SAME_ACCURACY_TOL = 2e-3  # held-out accuracy: a few predictions at a near-tie may flip
+SAME_SCORE_TOL = 1e-3     # every score of every head, absolute (scores lie in [0, 1])
+
+
+@dataclass(frozen=True)
+class Sameness:
+    """How far two models of one shape are apart: weights, held-out loss and accuracy, head scores and labels."""
+
+    max_weight_diff: float
+    loss_diff: float
+    accuracy_diff: float
+    max_score_diff: float
+    labels_differ: tuple[str, ...]  # "L{layer}H{head}: a -> b" for every head whose label changed
+
+    @property
+    def identical(self) -> bool:
+        """Bit-identical weights."""
+        return self.max_weight_diff == 0.0
+
+    @property
+    def same(self) -> bool:
+        """The same behaviour within the SAME_* tolerances, and every head with the same label."""
+        return (self.loss_diff <= SAME_LOSS_TOL and self.accuracy_diff <= SAME_ACCURACY_TOL
+                and self.max_score_diff <= SAME_SCORE_TOL and not self.labels_differ)
+
+
+def sameness(a: ToyTransformer, b: ToyTransformer, batch: RepeatBatch | None = None) -> Sameness:
+    """Compare two models of one config on the held-out set (the one the pages and ``scores`` use)."""
+    if a.config != b.config:
+        raise ValueError(f"different configs: {a.config} vs {b.config}")
+    batch = batch if batch is not None else held_out_batch(a.config)
+    wb = b.state_dict()
+    weight = max(float((wb[k] - v).abs().max()) for k, v in a.state_dict().items())
+    ma, mb = repeat_metrics(a, batch), repeat_metrics(b, batch)
+    sa, sb = score_model(a, batch).heads, score_model(b, batch).heads
+    fields = ("previous_token", "induction", "first_token", "self_token", "entropy_norm")
+    score = max(abs(getattr(x, f) - getattr(y, f)) for x, y in zip(sa, sb, strict=True) for f in fields)
+    labels = tuple(f"L{x.layer}H{x.head}: {x.label} -> {y.label}" for x, y in zip(sa, sb, strict=True)
+                   if x.label != y.label)
+    return Sameness(weight, abs(ma.loss - mb.loss), abs(ma.accuracy - mb.accuracy), score, labels)

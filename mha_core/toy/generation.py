@@ -19,10 +19,10 @@ from torch.nn import functional as F
 
 from mha_core.counts import kv_cache_bytes
 from mha_core.errors import LabError
-from mha_core.toy.config import DEFAULT_PROMPT
 from mha_core.toy.lab import parse_sequence
 from mha_core.toy.model import ToyTransformer
 from mha_core.toy.weights import ASSETS, DEFAULT_WEIGHTS
+from mha_core.toy_config import DEFAULT_PROMPT
 
 __all__ = ["BYTES_PER_VALUE", "DEFAULT_PROMPT", "VARIANTS", "Decoded", "Demo", "GenStep", "Generation", "KVCache",
            "cache_bytes", "cache_rows", "decode_step", "draw", "extend", "generate", "kv_group", "prompt_ids", "read",

@@ -17,7 +17,6 @@ import numpy as np
 
 from mha_core.errors import LabError
 from mha_core.toy.ablation import PruningCurve
-from mha_core.toy.config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 from mha_core.toy.data import HELD_OUT_STREAM, data_rng, make_batch
 from mha_core.toy.evaluate import (
     EVAL_SEED,
@@ -49,6 +48,7 @@ from mha_core.toy.tasks import DEFAULT_TASK as DEFAULT_TOY_TASK
 from mha_core.toy.tasks import Emerged, Task, TaskBatch, get_task
 from mha_core.toy.train import TrainHistory, train, train_recipe
 from mha_core.toy.weights import ASSETS
+from mha_core.toy_config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 
 SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ#@"  # id i is drawn as SYMBOLS[i]
 MAX_SEQ = DEFAULT_RECIPE.config.n_ctx  # 24: the model's context

@@ -17,7 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from mha_core.errors import LabError
-from mha_core.toy.config import ToyConfig
+from mha_core.toy_config import ToyConfig
 
 __all__ = ["ToyConfig", "ToyOutput", "LayerWeights", "ToyTransformer", "layer_weights", "full_head_mask"]
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha_core.errors import LabError
-from mha_core.toy.config import DEFAULT_RECIPE, ToyConfig
 from mha_core.toy.data import make_batch
 from mha_core.toy.scores import INDUCTION_MIN, PREVIOUS_TOKEN_MIN, pattern_score
+from mha_core.toy_config import DEFAULT_RECIPE, ToyConfig
 
 SEP = 62            # the separator "#" between input and output
 N_SYMBOLS = 62      # input tokens of copy / reverse / sort / previous: ids 0-61 (0-9, a-z, A-Z)

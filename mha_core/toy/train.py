@@ -11,16 +11,16 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from mha_core.errors import LabError
-from mha_core.toy.config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 from mha_core.toy.data import TRAIN_STREAM, data_rng, make_batch
 from mha_core.toy.evaluate import repeat_loss, task_loss
 from mha_core.toy.model import ToyTransformer
 from mha_core.toy.tasks import Task
+from mha_core.toy_config import DEFAULT_RECIPE, ToyConfig, TrainRecipe
 
 __all__ = ["TrainHistory", "TrainRecipe", "DEFAULT_RECIPE", "Callback", "train", "train_recipe", "TRAIN_THREADS",
            "make_optimizer"]
 
-TRAIN_THREADS = 1  # 2 threads on a busy 2-core machine ran ~10x slower (measured); 1 is also reproducible
+TRAIN_THREADS = 1  # more threads only compete with the server's other work on a small machine; 1 is reproducible
 
 Callback = Callable[[int, float, ToyTransformer], None]
 

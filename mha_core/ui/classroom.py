@@ -18,7 +18,7 @@ from mha_core.quiz.bank import load_questions
 from mha_core.ui import quiz, render, student
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import bound_t, lang, t
-from mha_core.ui.nav import available_pages, spec
+from mha_core.ui.nav import spec
 
 ROLES = ("student", "teacher")
 ROLE_KEY = "classroom_role"         # widget: the student's or the teacher's view
@@ -27,7 +27,7 @@ NAME_IN_KEY = "classroom_name_in"   # widget: the display name typed
 JOIN_FORM = "classroom_join"
 LEAVE_KEY = "classroom_leave"       # button
 
-KEPT: dict[str, object] = {ROLE_KEY: ROLES[0]}  # widget values that survive switching pages (state.init_state)
+KEPT: dict[str, object] = {ROLE_KEY: ROLES[0]}  # widget values that survive switching pages (state.keep)
 
 
 def role() -> str:
@@ -66,8 +66,7 @@ def student_view() -> None:
     _unsaved()
     student.show_flash()
     page = spec("quiz")
-    if page in available_pages():
-        st.page_link(page.script, label=t("classroom.go_quiz"), icon=page.icon)
+    st.page_link(page.script, label=t("classroom.go_quiz"), icon=page.icon)
     _own_answers(m)
     st.button(t("classroom.leave"), key=LEAVE_KEY, icon=":material/logout:", on_click=_on_leave)
 

@@ -6,9 +6,10 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from mha_core.counts import divisors
 from mha_core.presets import preset
-from mha_core.settings import Setting, clamp
-from mha_core.ui import numbers, render
+from mha_core.settings import Setting, ShapeControls, carried_shape
+from mha_core.ui import render
 from mha_core.ui.i18n import t
 
 CUSTOM = "custom"
@@ -36,6 +37,9 @@ D_HEAD = Setting(D_HEAD_KEY, int, 64, bounds=(1, 1024))
 LAYERS = Setting(LAYERS_KEY, int, 6, bounds=(1, 256))
 SEQ = Setting(SEQ_KEY, int, 1024, bounds=(1, 1 << 20))
 BATCH = Setting(BATCH_KEY, int, 1, bounds=(1, 4096))
+FIXED = Setting(FIXED_KEY, bool, True)
+H_DIV = Setting(H_DIV_KEY, int, 8, bounds=D_MODEL.bounds)  # any divisor of d_model (divisors)
+SHAPE = ShapeControls(FIXED, D_MODEL, H_DIV, H, D_HEAD, divisors)  # the page's own shape, the sidebar's rules
 
 
 def _shape_of(key: str) -> dict[str, object]:
@@ -48,7 +52,7 @@ def _shape_of(key: str) -> dict[str, object]:
     return shape
 
 
-# The page's widget values, kept across pages by state.init_state: the default preset's shape and a load.
+# The page's widget values, kept across pages by state.keep: the default preset's shape and a load.
 KEPT: dict[str, object] = {PRESET_KEY: DEFAULT_PRESET, SEQ_KEY: 1024, BATCH_KEY: 1, DTYPE_KEY: "bf16",
                            **_shape_of(DEFAULT_PRESET)}
 
@@ -66,14 +70,8 @@ def to_custom() -> None:
 
 
 def switch_mode() -> None:
-    """Fixed d_model <-> h × d_head: carry the same shape over to the other controls."""
-    ss = st.session_state
-    if ss[FIXED_KEY]:  # 1024 heads of 1024 would be wider than the d_model input allows: clamped
-        h = numbers.value(H)
-        ss.update({D_MODEL_KEY: clamp(D_MODEL, h * numbers.value(D_HEAD))[0], H_DIV_KEY: h})
-    else:
-        h = int(ss[H_DIV_KEY])
-        ss.update({H_KEY: h, D_HEAD_KEY: clamp(D_HEAD, numbers.value(D_MODEL) // h)[0]})
+    """Fixed d_model <-> h × d_head: carry the same shape over to the other controls (settings.carried_shape)."""
+    st.session_state.update(carried_shape(st.session_state, SHAPE))
 
 
 def show_chart(title: str, builder: Callable[..., object], points: Sequence, **labels: object) -> None:

@@ -8,7 +8,7 @@ from mha_core import cross
 
 SRC_KEY, TGT_KEY, H_KEY = "cross_src", "cross_tgt", "cross_h"   # source (Chinese), target (English), heads
 
-KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.init_state)
+KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.keep)
     SRC_KEY: cross.PAIRS[0].source, TGT_KEY: cross.PAIRS[0].target, H_KEY: 4,
 }
 

@@ -3,7 +3,7 @@ per server, each model's decoding state cached by the tokens it has read (a step
 previous state), and the step / reset callbacks.
 
 The demo itself (prompt and tokens written) is one value in session state: losing it only restarts the demo.
-app.py reads ``KEPT`` on every page, so nothing here loads torch until a function below needs it.
+Only the generation page imports it (its ``KEPT`` is registered there, state.keep).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from mha_core import toy
 from mha_core.counts import attention_kind, kv_cache_bytes, param_counts
 from mha_core.errors import LabError
 from mha_core.settings import GEN_SEED, GEN_TEMPERATURE, GEN_TOP_K, GENERATION
-from mha_core.toy.config import DEFAULT_PROMPT
+from mha_core.toy_config import DEFAULT_PROMPT
 from mha_core.ui import numbers
 from mha_core.ui.i18n import t
 from mha_core.units import head_name
@@ -27,11 +27,11 @@ VIEW_KEY = "gen_view"                                          # whose newest qu
 SHARE_KEY, LAYER_KEY, EXAMPLE_KEY = "gen_share", "gen_layer", "gen_example"  # the sharing tab's model, layer, sequence
 TOP_KS = GEN_TOP_K.options  # the last: no cut
 NEXT_TOP = 5  # next tokens drawn as bars under each cache
-N_VARIANTS = 3  # toy.generation.VARIANTS: MHA, GQA, MQA
+N_VARIANTS = len(toy.generation.VARIANTS)  # MHA, GQA, MQA
 MAX_DECODED = 1024  # decoding states kept per server (each a few kB)
 GROUP_COLOURS = ("blue", "orange", "green", "violet")  # Streamlit's names nearest to the charts' Okabe–Ito colours
 
-KEPT: dict[str, object] = {  # values that survive a visit to another page (state.init_state)
+KEPT: dict[str, object] = {  # values that survive a visit to another page (state.keep)
     TAB_KEY: None, DEMO_KEY: None,
     PROMPT_KEY: DEFAULT_PROMPT, **{s.key: s.default for s in GENERATION},
     VIEW_KEY: 1, SHARE_KEY: 1, LAYER_KEY: 0, EXAMPLE_KEY: 0,

@@ -5,8 +5,8 @@ Everything the shipped model yields is cached once per server; a training run is
 with one lock per settings (the same settings never train twice at once: the second student waits and gets
 the first one's run) and one training slot per server (a run never competes with another for the CPU).
 
-app.py reads ``KEPT`` on every page, so this module loads torch only when a function below first needs it
-(``mha_core.toy`` resolves its names lazily; the defaults come from the torch-free ``mha_core.toy.config``).
+Only the heads page imports it (its ``KEPT`` is registered there, state.keep), so loading torch here costs no
+other page anything.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import streamlit as st
 from mha_core import toy
 from mha_core.charts import toy as charts
 from mha_core.settings import Setting
-from mha_core.toy.config import DEFAULT_RECIPE
+from mha_core.toy.tasks import DEFAULT_TASK
+from mha_core.toy_config import DEFAULT_RECIPE
 from mha_core.ui import numbers, render
 from mha_core.ui.i18n import t
 from mha_core.units import head_name
@@ -33,7 +34,6 @@ SEQ_KEY, GEN_KEY, TRAIN_KEY = "heads_seq", "heads_gen", "heads_train_requested"
 DM_KEY, H_KEY, LAYERS_KEY, STEPS_KEY, SEED_KEY, TASK_KEY = (  # the "train it yourself" form
     "heads_t_dm", "heads_t_h", "heads_t_layers", "heads_t_steps", "heads_t_seed", "heads_t_task")
 SEED = Setting(SEED_KEY, int, DEFAULT_RECIPE.seed, bounds=(0, 9999))  # the form's seed: a forged one is clamped
-DEFAULT_TASK = "repeat"  # mha_core.toy.tasks.DEFAULT_TASK, written here because that module loads torch (tested)
 MAX_RUNS = 16  # finished training runs kept per server (each a few hundred kB)
 
 
@@ -43,9 +43,9 @@ def toggle_key(layer: int, head: int) -> str:
 
 
 _SHIPPED = DEFAULT_RECIPE.config  # the shape of the shipped weights (tests check load_default() has it)
-KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.init_state)
+KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.keep)
     TAB_KEY: None, SRC_KEY: None,
-    SEQ_KEY: None,  # filled by ensure_sequence (generating it needs the toy data code, which loads torch)
+    SEQ_KEY: None,  # filled by ensure_sequence
     DM_KEY: _SHIPPED.d_model, H_KEY: _SHIPPED.n_heads, LAYERS_KEY: _SHIPPED.n_layers,
     STEPS_KEY: DEFAULT_RECIPE.steps, SEED_KEY: DEFAULT_RECIPE.seed, TASK_KEY: DEFAULT_TASK,
     **{toggle_key(la, h): True for la in range(_SHIPPED.n_layers) for h in range(_SHIPPED.n_heads)},

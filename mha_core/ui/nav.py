@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,10 +42,9 @@ PAGES: tuple[PageSpec, ...] = (
 )
 
 
-@cache
 def available_pages() -> tuple[PageSpec, ...]:
-    """The registered pages whose script exists (features land page by page); looked up once per process."""
-    return tuple(p for p in PAGES if (ROOT / p.script).is_file())
+    """Every page (no filter: a missing script fails loudly). Kept only for ui/live.py until it reads PAGES."""
+    return PAGES
 
 
 def spec(key: str) -> PageSpec:

@@ -14,7 +14,7 @@ MYTHS_REPLAY_KEY = "myths_replay"    # the button that replays training on the m
 MYTHS_REPLAYED_KEY = "myths_replayed"  # set by that button: the replay stays on screen
 GLOSSARY_SEARCH_KEY = "glossary_search"
 
-# Widget values kept across pages (state.init_state). The refresher's head starts as demos.REFRESHER_KIND, which
+# Widget values kept across pages (state.keep). The refresher's head starts as demos.REFRESHER_KIND, which
 # the page writes on its first draw (state.valid_choice), so its default here is None (kept, never written).
 KEPT: dict[str, object] = {PREREQ_KIND_KEY: None, PREREQ_SHARP_KEY: 1.0}
 

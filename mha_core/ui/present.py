@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from mha_core.ui.i18n import t
-from mha_core.ui.nav import available_pages, spec
+from mha_core.ui.nav import PAGES, spec
 
 PRESENT_KEY = "present"     # session: True while presenting
 PRESENT_PARAM = "present"   # URL: ?present=1 opens the page presenting
@@ -31,7 +31,7 @@ _LARGE_CSS = """<style>
 
 def pipeline_keys() -> tuple[str, ...]:
     """The pipeline pages that exist, in teaching order (the order of mha_core.ui.nav.PAGES)."""
-    return tuple(p.key for p in available_pages() if p.pipeline)
+    return tuple(p.key for p in PAGES if p.pipeline)
 
 
 def presenting() -> bool:

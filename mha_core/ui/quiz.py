@@ -30,7 +30,7 @@ from mha_core.quiz.short import MAX_SHORT
 from mha_core.quiz.store import Unsent, student_seed
 from mha_core.ui import live, present, render, student
 from mha_core.ui.i18n import lang, t
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES
 
 MODES = ("one", "all")
 MODE_KEY = "quiz_mode"            # sidebar widget: one question at a time or all at once (None: not chosen yet)
@@ -45,8 +45,9 @@ RESTART_KEY, RESEND_KEY, RETRY_KEY = "quiz_restart", "quiz_resend", "quiz_retry"
 PREV_KEY, NEXT_KEY = "quiz_prev", "quiz_next"                                      # buttons
 MAX_TEXT = 600
 
-# Widget values that survive switching pages (state.init_state re-assigns them on every run). The mode's default is
-# None (init_state writes no default): until the student chooses, the quiz takes a link's ?mode= on the first visit.
+# Widget values that survive switching pages (registered by state.keep, re-assigned by state.init_state on every
+# run). The mode's default is None (keep writes no default): until the student chooses, the quiz takes a link's
+# ?mode= on the first visit.
 KEPT: dict[str, object] = {MODE_KEY: None}
 
 # The process's unsent quiz answers by student id (bounded, thread-safe; see mha_core.quiz.store.Unsent): what a
@@ -391,8 +392,8 @@ def _feedback(q: Question, g: Grade) -> None:
 
 
 def _page_link(key: str, caption: str) -> bool:
-    """A link to the page that teaches ``key``, if that page exists yet."""
-    spec = next((p for p in available_pages() if p.key == key), None)
+    """A link to the page that teaches ``key``, if ``key`` names a page."""
+    spec = next((p for p in PAGES if p.key == key), None)
     if spec is None:
         return False
     st.caption(caption)

@@ -93,7 +93,7 @@ def head_title(wt: Walkthrough, i: int) -> str:
 
 def heads_grid(wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: bool = False,
                name: str = "heads") -> None:
-    """One heatmap per head, drawn as one faceted chart (one Vega view instead of h: ~h times cheaper to draw);
+    """One heatmap per head, drawn as one faceted chart (one Vega view to draw instead of h);
     its CSV holds ``mats`` in full precision, a line per (head, query, key)."""
     titles = tuple(head_title(wt, i) for i in range(mats.shape[0]))
     labels = tuple(wt.labels)
@@ -107,9 +107,9 @@ def diagram(dot: str, key: str, svg: Callable[[], str] | None = None) -> None:
     on click) a download button under it.
 
     Streamlit keeps one d3-graphviz instance per element position and morphs the old drawing into the new
-    one; that path tweening cost ~200 ms of the browser's CPU per slider move (over 1 s on a slow phone).
-    Moving the chart between two positions of its own container whenever ``dot`` changes makes each new
-    drawing a fresh one (~10x cheaper); an unchanged ``dot`` stays where it is and is not redrawn.
+    one, path by path, which costs the browser far more than drawing afresh (slow phones most). Moving the
+    chart between two positions of its own container whenever ``dot`` changes makes each new drawing a fresh
+    one; an unchanged ``dot`` stays where it is and is not redrawn.
     """
     memo = f"_diagram_{key}"
     last, flipped = st.session_state.get(memo, (None, False))
@@ -131,9 +131,9 @@ def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
 
 def next_steps(*keys: str) -> None:
     """Links to the pages that continue the lesson."""
-    from mha_core.ui.nav import available_pages
+    from mha_core.ui.nav import PAGES
 
-    present = {p.key: p for p in available_pages()}
+    present = {p.key: p for p in PAGES}
     links = [present[k] for k in keys if k in present]
     if not links:
         return
@@ -261,9 +261,9 @@ def check_yourself(page_key: str, sections: Sequence[str] = ()) -> None:
     """The quiz questions that test this page's point (or these bank sections), and a link to them."""
     from mha_core.quiz import load_questions
     from mha_core.ui.i18n import lang
-    from mha_core.ui.nav import available_pages
+    from mha_core.ui.nav import PAGES
 
-    quiz = next((p for p in available_pages() if p.key == "quiz"), None)
+    quiz = next((p for p in PAGES if p.key == "quiz"), None)
     questions = [q for q in load_questions(lang()) if q.teaches == page_key or q.section in sections]
     if quiz is None or not questions:
         return

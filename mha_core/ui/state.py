@@ -10,18 +10,39 @@ from mha_core.i18n import LANGS, translate
 from mha_core.settings import LANG, SENTENCE, Settings, carried_shape, resolve, snap
 from mha_core.ui.i18n import lang
 
-__all__ = ["Settings", "carry_shape", "current", "init_state", "on_language_change", "valid_choice"]
+__all__ = ["Settings", "carry_shape", "current", "init_state", "keep", "on_language_change", "valid_choice"]
 
 
-def init_state(*kept: Mapping[str, object]) -> None:
-    """Top of every run: fill each kept key's default once and re-assign every kept key.
+KEPT_KEY = "_kept"  # session: {widget key: default} of every table registered so far (keep), re-assigned each run
 
-    Streamlit forgets a widget's value on any run that does not draw it (any other page); a value assigned through
-    session state at the top of the run is kept. Each ui module that owns widget keys passes its ``KEPT``
-    (key -> default). A default of None is not written (its owner fills that key), but the key is kept once set.
+
+def keep(*tables: Mapping[str, object]) -> None:
+    """An owner's call before it draws its widgets (its page's every run; only the first one adds anything): from
+    now on ``init_state`` re-assigns these keys at the top of every run. A missing key gets its default now.
+
+    A default of None is not written (its owner fills that key), but the key is kept once set.
     """
     ss = st.session_state
-    for table in kept:
+    registered = ss.get(KEPT_KEY, {})
+    if any(key not in registered for table in tables for key in table):
+        ss[KEPT_KEY] = {**registered, **{k: v for table in tables for k, v in table.items()}}
+    for table in tables:
+        for key, default in table.items():
+            if key not in ss and default is not None:
+                ss[key] = default
+
+
+def init_state(*frame: Mapping[str, object]) -> None:
+    """Top of every run (app.py): re-assign every kept key, the frame's own tables and what pages registered.
+
+    Streamlit forgets a widget's value on any run that does not draw it (any other page); a value assigned through
+    session state at the top of the run is kept. The frame passes its ``KEPT`` tables (the sidebar's, drawn on
+    every page); each page's owner registers its own with ``keep`` the first time the page runs, before drawing
+    them, so a key is kept from the first run its widget exists on. A registered key that went missing gets its
+    default again.
+    """
+    ss = st.session_state
+    for table in (*frame, ss.get(KEPT_KEY, {})):
         for key, default in table.items():
             if key in ss:
                 ss[key] = ss[key]

@@ -35,7 +35,7 @@ from mha_core.ui import live as lesson
 from mha_core.ui.classdb import limiter, source_address, storage, streamlit_secrets
 from mha_core.ui.i18n import bound_t, lang, t
 from mha_core.ui.join import join_link, qr_png
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES
 
 TEACHER_KEY = "classroom_teacher"        # session: True after the right password
 TEACH_CODE_KEY = "classroom_teach_code"  # widget: the class the teacher is looking at
@@ -51,7 +51,7 @@ REMOVING_KEY = "classroom_removing"         # session: (class id, student id, na
 REMOVED_KEY = "classroom_removed_name"      # session: the name just removed, to say so once
 REFRESH_SECONDS = 3
 
-KEPT: dict[str, object] = {TEACH_CODE_KEY: None}  # None: the newest class (state.init_state keeps the choice)
+KEPT: dict[str, object] = {TEACH_CODE_KEY: None}  # None: the newest class (state.keep keeps the choice)
 
 
 def switch_key(kind: str, class_id: int) -> str:
@@ -335,7 +335,7 @@ def vote_title(key: str) -> str:
     """A vote as the teacher knows it: its page's name and the question's key (the key's hash left out)."""
     page, _, rest = key.partition(".")
     question = rest.rpartition(".")[0] or rest
-    return f"{t(f'nav.{page}')} · {question}" if page in {p.key for p in available_pages()} else key
+    return f"{t(f'nav.{page}')} · {question}" if page in {p.key for p in PAGES} else key
 
 
 def _votes(stats: tuple[VoteStat, ...]) -> None:

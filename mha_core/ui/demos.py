@@ -1,4 +1,4 @@
-"""Cached bridges for the lesson pages (myths, why, prerequisite): the expensive bits run once."""
+"""The core demos (mha_core.demos) cached for the lesson pages (myths, why, prerequisite): each runs once."""
 
 from __future__ import annotations
 
