@@ -4,7 +4,7 @@ import streamlit as st
 
 from mha_core.i18n import lang_from_locale
 from mha_core.settings import LANG
-from mha_core.ui import frame, live, present, real, sidebar, state, t, url
+from mha_core.ui import frame, live, present, sidebar, state, t, url
 from mha_core.ui.nav import PAGES, spec
 
 st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
@@ -12,9 +12,8 @@ st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="
 url.restore()  # a shared link's settings win over defaults
 if LANG.key not in st.session_state:  # the browser's language, unless a link chose one
     st.session_state[LANG.key] = lang_from_locale(st.context.locale)
-# The sidebar's keys, and what each page registered (state.keep) the first time it ran. live.KEPT and real.KEPT are
-# still passed here until their owners call state.keep themselves.
-state.init_state(sidebar.KEPT, live.KEPT, real.KEPT)
+# The sidebar's keys, and what each page registered (state.keep) the first time it ran.
+state.init_state(sidebar.KEPT)
 
 specs = PAGES
 sections: dict[str, list[st.Page]] = {}

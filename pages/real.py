@@ -11,12 +11,13 @@ from mha_core.errors import LabError
 from mha_core.markdown import escape
 from mha_core.ui import real as R
 from mha_core.ui import real_views as V
-from mha_core.ui import render, t
+from mha_core.ui import render, state, t
 from mha_core.ui.i18n import bound_t
 from mha_core.units import head_name
 from mha_core.walkthrough import token_labels
 
 render.page_header("real")
+state.keep(R.KEPT)
 ss = st.session_state
 
 # --- model and sentence ---

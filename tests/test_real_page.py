@@ -333,38 +333,38 @@ def test_long_inputs_pool_the_model_view_keep_the_head_view_and_order_the_simila
 
 def test_cached_results_are_keyed_on_the_results_version(monkeypatch):
     """A result computed by an older version (e.g. while sessions shared hooks on the model) never matches."""
-    loaded = R.load(P.PACKAGED)
-    now = (R._run_key(loaded, "a"), R.cache_name(loaded))
-    monkeypatch.setattr(P, "RESULTS_VERSION", P.RESULTS_VERSION - 1)
-    assert R._run_key(loaded, "a") != now[0] and R.cache_name(loaded) != now[1]
+    loaded = real_ui.load(pretrained.PACKAGED)
+    now = (real_ui._run_key(loaded, "a"), real_ui.cache_name(loaded))
+    monkeypatch.setattr(pretrained, "RESULTS_VERSION", pretrained.RESULTS_VERSION - 1)
+    assert real_ui._run_key(loaded, "a") != now[0] and real_ui.cache_name(loaded) != now[1]
 
 
 def test_the_page_keeps_a_run_in_float32_once_in_a_byte_bounded_cache():
     at = open_page(PAGE, "en")
     assert not at.exception
-    loaded = R.load(P.PACKAGED)
-    r = R.run(loaded, P.EXAMPLES[0].sentence)
-    assert r is R.run(loaded, P.EXAMPLES[0].sentence)  # shared, not a copy per rerun
+    loaded = real_ui.load(pretrained.PACKAGED)
+    r = real_ui.run(loaded, pretrained.EXAMPLES[0].sentence)
+    assert r is real_ui.run(loaded, pretrained.EXAMPLES[0].sentence)  # shared, not a copy per rerun
     assert r.attentions.dtype == np.float32 and not r.attentions.flags.writeable
-    assert 0 < R.RUNS.total <= R.RUNS.max_bytes and R.RESULTS.total <= R.RESULTS.max_bytes
-    assert all(c.ok for c in R.checks(loaded, r, P.EXAMPLES[0].sentence))
+    assert 0 < real_ui.RUNS.total <= real_ui.RUNS.max_bytes and real_ui.RESULTS.total <= real_ui.RESULTS.max_bytes
+    assert all(c.ok for c in real_ui.checks(loaded, r, pretrained.EXAMPLES[0].sentence))
 
 
 def test_ablation_and_importance_take_their_turn_and_no_head_off_costs_no_forward(monkeypatch):
     """Under a class every forward waits its turn (TURNS); with no head off the cosine is 1 without one."""
     from mha_core.turns import Turns
 
-    loaded = R.load(P.PACKAGED)
+    loaded = real_ui.load(pretrained.PACKAGED)
     s = "A sentence only this test uses, for the turn count."
-    r = R.run(loaded, s)
-    monkeypatch.setattr(P, "run", lambda *_a, **_k: pytest.fail("a forward for no head off"))
-    assert R.ablate(loaded, r, s, []) == 1.0
+    r = real_ui.run(loaded, s)
+    monkeypatch.setattr(pretrained, "run", lambda *_a, **_k: pytest.fail("a forward for no head off"))
+    assert real_ui.ablate(loaded, r, s, []) == 1.0
     monkeypatch.undo()
     turns = Turns(2)
     taken = []
     original = turns.turn
     monkeypatch.setattr(turns, "turn", lambda *a, **k: taken.append(1) or original(*a, **k))
-    monkeypatch.setattr(R, "TURNS", turns)
-    R.ablate(loaded, r, s, [(0, 1)])
-    R.importance(loaded, s)
+    monkeypatch.setattr(real_ui, "TURNS", turns)
+    real_ui.ablate(loaded, r, s, [(0, 1)])
+    real_ui.importance(loaded, s)
     assert len(taken) == 2

@@ -50,7 +50,7 @@ from mha_core.ui import present, render, student
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import bound_t, t
 from mha_core.ui.join import join_link, qr_png, turnout
-from mha_core.ui.nav import available_pages, spec
+from mha_core.ui.nav import PAGES, spec
 
 FOLLOW_POLL_S = 1.0   # a member's poll of the class's live state while the class is live
 IDLE_POLL_S = 3.0     # a member's check whether the class went live
@@ -121,7 +121,8 @@ LIVE_QUERY = "live"
 # projector window whose session a reload or a restart lost still knows which lesson runs and can offer to resume.
 LESSON_QUERY = "lesson"
 
-# Widget values that survive switching pages (state.init_state): the page chosen for a new step.
+# Widget values that survive switching pages (state.keep, by the class page that draws the plan editor): the page
+# chosen for a new step.
 KEPT: dict[str, object] = {ADD_PAGE_KEY: LESSON_PAGES[0]}
 
 NEW_STEP_MINUTES = 5.0
@@ -1047,7 +1048,7 @@ def plan_card(class_id: int, code: str) -> None:
     plan = _edited(class_id)
     lesson = Lesson(class_id, code)
     bound = bound_t()
-    shown = [p.key for p in available_pages() if p.key in LESSON_PAGES]
+    shown = [p.key for p in PAGES if p.key in LESSON_PAGES]
     with st.container(border=True, key="live_plan"):
         st.subheader(t("live.plan_title"), anchor=False)
         st.caption(t("live.plan_lead"))
