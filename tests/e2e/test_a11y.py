@@ -78,7 +78,7 @@ def axe_violations(page) -> list[dict]:
 
 
 def _goto(page, server: str, key: str, query: str = "") -> None:
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     page.goto(f"{server}/{'' if key == 'overview' else key}{query}")
     wait_ready(page)
@@ -92,7 +92,7 @@ def test_allow_list_entries_say_why():
 def _visit_all(page, server: str, lang: str):  # noqa: ANN202 - yields each PageSpec once its page is ready
     """Every page in navigation order in one browser tab: the first by URL, the rest by the sidebar's own links
     (no reload per page: a class moves through the pages this way, and it keeps the e2e suite short)."""
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     for i, spec in enumerate(PAGES):
         if i == 0:
@@ -172,7 +172,7 @@ def _tab_to(page, selector: str, limit: int = 80) -> None:
 
 def _press(page, key: str) -> None:
     """Press a key and wait until the rerun it caused has finished (and stayed finished for 100 ms)."""
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     page.keyboard.press(key)
     wait_ready(page, settle_ms=100)
@@ -181,7 +181,8 @@ def _press(page, key: str) -> None:
 def test_the_whole_quiz_by_keyboard_alone(browser, server):
     """One question at a time, as a student without a mouse: Tab / Shift+Tab to each control, arrows / Space /
     typing / Enter to answer, Enter on Check and Next; every answer right at the end, axe-core clean on the result."""
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
+
     from mha_core.quiz import load_questions
     from mha_core.quiz.model import Kind
     from mha_core.quiz.store import new_student_id, student_seed

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from servers import PAGE_TEXT, settled_ms
 
-from benchmarks.harness import PAGE_TEXT, settled_ms
 from mha_core.i18n import LANGS, translate
 from mha_core.ui.nav import available_pages
 
@@ -22,7 +22,7 @@ LOCALES = {"zh": "zh-CN", "en": "en-US"}
 
 
 def _open(browser, server, key: str, lang: str, width: int):
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=LOCALES[lang])
     page = ctx.new_page()
@@ -51,7 +51,7 @@ def _full_screenshot(page, path) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("spec", PAGES, ids=[p.key for p in PAGES])
 def test_page_loads_answers_its_slider_and_is_screenshotted(browser, server, shots, spec, lang, width):
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     ctx, page = _open(browser, server, spec.key, lang, width)
     try:
@@ -84,7 +84,7 @@ def test_page_loads_answers_its_slider_and_is_screenshotted(browser, server, sho
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_language_switch_changes_the_text(browser, server, lang):
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     ctx, page = _open(browser, server, "split", lang, 1280)
     try:

@@ -9,8 +9,8 @@ exception and no "page not found".
 from __future__ import annotations
 
 import pytest
+from servers import start_server, stop_server, wait_ready
 
-from benchmarks.harness import start_server, stop_server, wait_ready
 from mha_core.i18n import LANGS, translate
 from mha_core.ui.nav import available_pages
 
