@@ -204,6 +204,7 @@ def answered(at: AppTest, lang: str = "en") -> int:
                 in [p.proto.text for p in at.get("progress")])
 
 
+@pytest.mark.usefixtures("short_busy_timeout")
 def test_an_unsaved_answer_is_announced_and_a_reload_never_pretends_it_was_saved(db, tmp_path):
     """Broken 2: the database busy, the answer is graded but not saved. The page says plainly, before the
     student leaves, how many answers are unsaved and that leaving loses them (with a button to send them
@@ -232,6 +233,7 @@ def test_an_unsaved_answer_is_announced_and_a_reload_never_pretends_it_was_saved
     store.dispose()
 
 
+@pytest.mark.usefixtures("short_busy_timeout")
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_busy_database_at_join_or_login_does_not_talk_of_answers(db, tmp_path, lang):
     store = Storage.open(db)
