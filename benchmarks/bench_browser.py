@@ -31,7 +31,7 @@ from benchmarks.harness import (
     wait_ready,
 )
 
-# the slider that drives each page (widget key), as in tests/e2e/test_browser.py
+# the slider that drives each page (widget key), as in tests/e2e/test_pages_in_browser.py
 SLIDERS = {"overview": "h", "prereq": "prereq_sharp", "split": "h", "attend": "h", "concat": "h", "why": "h",
            "myths": "h", "cost": "cost_h_div"}
 

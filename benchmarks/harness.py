@@ -1,6 +1,6 @@
-"""Start the app as a user would (`streamlit run app.py`) on a free port and wait until healthy.
+"""Start the app as a user would (`streamlit run app.py`) on a free port and wait until healthy; timing helpers.
 
-Shared by the browser tests (tests/e2e) and the browser benchmarks.
+The benchmarks' own copy: the tests keep theirs in tests/servers.py (tests never import the benchmarks package).
 """
 
 from __future__ import annotations
@@ -56,6 +56,11 @@ def start_server(timeout: float = 60.0, port: int | None = None) -> tuple[subpro
     """(process, base URL) of a fresh server (on ``port``, else a free one); raises RuntimeError with its output
     if it never gets healthy."""
     port = port or free_port()
+    with socket.socket() as s:  # a taken port (a server left by an interrupted run) would answer the probe below
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as err:
+            raise RuntimeError(f"port {port} is taken by another process") from err
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1"],
@@ -68,7 +73,7 @@ def start_server(timeout: float = 60.0, port: int | None = None) -> tuple[subpro
             break
         try:
             with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                if r.read().decode().strip() == "ok":
+                if r.read().decode().strip() == "ok" and proc.poll() is None:
                     return proc, base
         except OSError:
             time.sleep(0.1)

@@ -17,3 +17,24 @@ def _own_class_database(tmp_path_factory):
     yield
     if saved is None:
         os.environ.pop("MHA_DATABASE_URL", None)
+
+
+SHORT_BUSY_MS = 200  # a test that holds the database's lock waits this long, not production's 5 s
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch):
+    """The app's class database gives up on a held lock after SHORT_BUSY_MS: a test that locks the file on purpose
+    checks what the page says then, and need not wait production's BUSY_TIMEOUT_MS (5 s, twice per click)."""
+    from mha_core.classroom import Storage
+    from mha_core.ui import classdb
+
+    class ShortBusy(Storage):
+        @classmethod
+        def open(cls, url: str, busy_timeout_ms: int = SHORT_BUSY_MS) -> Storage:
+            return Storage.open(url, busy_timeout_ms)
+
+    monkeypatch.setattr(classdb, "Storage", ShortBusy)
+    classdb._storage.clear()
+    yield
+    classdb._storage.clear()

@@ -228,13 +228,13 @@ def test_a_locked_sqlite_file_is_reported_and_nothing_is_stored(tmp_path):
     m = s.join(info.code, "0000abcd", "Ann")
     with s.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 200  # the wait below: 200 ms, not 5 s
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        start = time.perf_counter()
         with pytest.raises(DatabaseError) as err:
             s.record(m, QUESTIONS[0], "a", True)
-        assert err.value.key == "class_db_busy" and time.perf_counter() - start < 3
+        assert err.value.key == "class_db_busy"
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -251,10 +251,9 @@ def _closed_port() -> int:
 
 def test_an_unreachable_database_is_reported():
     url = f"postgresql+psycopg://nobody:nothing@127.0.0.1:{_closed_port()}/none"
-    start = time.perf_counter()
-    with pytest.raises(DatabaseError) as err:
+    with pytest.raises(DatabaseError) as err:  # a refused connection: at once (the connect timeout: see below)
         Storage.open(url)
-    assert err.value.key == "class_db_unavailable" and time.perf_counter() - start < 10
+    assert err.value.key == "class_db_unavailable"
 
 
 def test_the_schema_is_versioned_and_migrations_are_idempotent(tmp_path):

@@ -170,6 +170,7 @@ def vote(s: AppTest, choice: int) -> None:
     ok(s)
 
 
+@pytest.mark.usefixtures("short_busy_timeout")
 def test_a_vote_round_with_a_revote_histogram_and_reveal(store, tmp_path):
     at = teach_live()
     info = the_class(store)

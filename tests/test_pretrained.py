@@ -8,7 +8,6 @@ import os
 import pathlib
 import socket
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -57,11 +56,9 @@ def test_empty_name_means_the_packaged_model():
 
 
 def test_unknown_model_id_fails_fast_without_network(no_network):
-    t0 = time.perf_counter()
     with pytest.raises(LabError) as err:
         pretrained.load("no-such-org/no-such-model-for-mha-lab")
     assert err.value.key == "model_not_found" and err.value.params["name"] == "no-such-org/no-such-model-for-mha-lab"
-    assert time.perf_counter() - t0 < 10
 
 
 def test_missing_directory(tmp_path, no_network):

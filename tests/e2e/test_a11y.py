@@ -1,84 +1,19 @@
-"""Accessibility in a real browser. axe-core (the npm package, pinned in .ci/node/package.json and installed by
-.ci/run) is injected into every page in both languages: no WCAG 2.0/2.1 A or AA violation may come from the app's
-own content; what Streamlit's own navigation list gets wrong is recorded, rule by rule and element by element, in
-tests/e2e/axe_allow.toml. And the keyboard alone: Tab reaches every control of every page, and the whole quiz is
-completed without a mouse (Tab / Shift+Tab to move, arrows, Space, Enter and typing to act)."""
+"""Accessibility flows in a real browser: the allow-list of axe-core exceptions is kept honest, and the whole quiz
+is completed without a mouse (Tab / Shift+Tab to move, arrows, Space, Enter and typing to act). Each page's own axe
+check and Tab walk run in its single visit (tests/e2e/test_pages_in_browser.py)."""
 
 from __future__ import annotations
 
-import os
-import tomllib
-from pathlib import Path
-
 import pytest
+from a11y import allow_list, axe_violations
 
-from mha_core.i18n import LANGS, translate
-from mha_core.ui.nav import available_pages
+from mha_core.i18n import translate
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
-AXE = ROOT / ".ci" / "node" / "node_modules" / "axe-core" / "axe.min.js"
-ALLOW = Path(__file__).with_name("axe_allow.toml")
-TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-LOCALES = {"zh": "zh-CN", "en": "en-US"}
-PAGES = list(available_pages())
-
-# Every violation node, with the allow-list entry (its selector) that covers it, if any.
-AXE_RUN = """async ([tags, allow]) => {
-  const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
-  const out = [];
-  for (const v of r.violations) for (const n of v.nodes) {
-    const el = n.target.length === 1 ? document.querySelector(n.target[0]) : null;
-    const hit = allow.find(a => a.rule === v.id && el !== null && el.matches(a.selector));
-    out.push({rule: v.id, target: n.target.join(' >>> '), html: n.html.slice(0, 160),
-              why: (n.failureSummary || '').split('\\n').slice(0, 2).join(' '), allowed: hit ? hit.selector : null});
-  }
-  return out;
-}"""
-
-# The page's keyboard-reachable controls (visible, enabled, tabIndex >= 0); radios count once per group.
-CONTROLS = """() => {
-  const sel = 'a[href], button, input, select, textarea, summary, [tabindex], [contenteditable="true"]';
-  const visible = e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden'
-                       && !e.closest('[aria-hidden="true"], [inert]');
-  return [...document.querySelectorAll(sel)].filter(e => e.tabIndex >= 0 && !e.disabled && visible(e));
-}"""
-MARK_FOCUS = """() => { if (!window.__kb) { window.__kb = true;
-  document.addEventListener('focusin', e => e.target.setAttribute('data-kb-seen', '1'), true); } }"""
-# A composite widget is one Tab stop, its items reached with the arrow keys (WAI-ARIA radio group and toolbar
-# patterns): a radio group (same name) and Streamlit's segmented control and pills (react-aria button groups).
-UNREACHED = "() => { const all = (" + CONTROLS + """)();
-  const group = e => e.type === 'radio' ? 'radio:' + e.name : e.closest('[data-testid="stButtonGroup"]');
-  const seen = new Set(all.filter(e => e.hasAttribute('data-kb-seen')).map(group).filter(g => g));
-  return all.filter(e => !e.hasAttribute('data-kb-seen') && !seen.has(group(e)))
-            .map(e => e.outerHTML.slice(0, 140)); }"""
-
-
-def _need_axe() -> None:
-    if not AXE.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run axe-core, but {AXE} is missing (.ci/run: npm ci --prefix .ci/node)")
-        pytest.skip(f"axe-core: npm ci --prefix .ci/node (installs {AXE.relative_to(ROOT)})")
-
-
-def allow_list() -> list[dict[str, str]]:
-    """The allow-list entries: rule, selector, why (each with a sentence)."""
-    entries = tomllib.loads(ALLOW.read_text(encoding="utf-8"))["allow"]
-    for e in entries:
-        assert set(e) == {"rule", "selector", "why"} and e["why"].strip().endswith("."), e
-    return entries
-
-
-def axe_violations(page) -> list[dict]:
-    """Run axe-core in ``page`` (injected from the repo's own copy); every violation node with its allow entry."""
-    _need_axe()
-    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    return page.evaluate(AXE_RUN, [TAGS, [{"rule": e["rule"], "selector": e["selector"]} for e in allow_list()]])
 
 
 def _goto(page, server: str, key: str, query: str = "") -> None:
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     page.goto(f"{server}/{'' if key == 'overview' else key}{query}")
     wait_ready(page)
@@ -87,68 +22,6 @@ def _goto(page, server: str, key: str, query: str = "") -> None:
 def test_allow_list_entries_say_why():
     assert len(allow_list()) >= 1
     assert all(e["selector"].strip() and "stSidebarNav" in e["selector"] for e in allow_list())
-
-
-def _visit_all(page, server: str, lang: str):  # noqa: ANN202 - yields each PageSpec once its page is ready
-    """Every page in navigation order in one browser tab: the first by URL, the rest by the sidebar's own links
-    (no reload per page: a class moves through the pages this way, and it keeps the e2e suite short)."""
-    from benchmarks.harness import wait_ready
-
-    for i, spec in enumerate(PAGES):
-        if i == 0:
-            _goto(page, server, spec.key, f"?lang={lang}")
-        else:
-            page.locator(f'[data-testid="stSidebarNav"] a[href$="/{spec.key}"]').first.focus()
-            page.keyboard.press("Enter")  # following a link by keyboard
-            page.wait_for_url(f"**/{spec.key}*")
-            wait_ready(page)
-        assert translate(lang, f"nav.{spec.key}") in page.locator("body").inner_text()
-        yield spec
-
-
-def _tab_walk(page) -> tuple[int, list[str]]:
-    """From the top of the page, Tab alone: (controls on the page, the ones Tab never reached)."""
-    page.evaluate(MARK_FOCUS)
-    n = page.evaluate("() => (" + CONTROLS + ")().length")
-    page.evaluate("() => document.querySelectorAll('[data-kb-seen]').forEach(e => e.removeAttribute('data-kb-seen'))")
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    unreached: list[str] = []
-    for _ in range(3):  # a generous number of presses; Tab wraps round at the end of the page
-        for _ in range(n + 10):
-            page.keyboard.press("Tab")
-        unreached = page.evaluate(UNREACHED)
-        if not unreached:
-            break
-    return n, unreached
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_every_page_passes_axe_and_tab_reaches_every_control(browser, server, lang):
-    """Every page, default view: zero WCAG 2.1 A/AA violations outside the allow-list, and every allow-list entry
-    still needed. In English (the controls are the same in both languages) Tab from the top of each page visits
-    every visible, enabled control (a composite widget once: its items are reached with the arrow keys)."""
-    _need_axe()
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale=LOCALES[lang])
-    page = ctx.new_page()
-    found, used, untabbable = [], set(), []
-    try:
-        for spec in _visit_all(page, server, lang):
-            for v in axe_violations(page):
-                if v["allowed"]:
-                    used.add((v["rule"], v["allowed"]))
-                else:
-                    found.append(f"{spec.key} [{lang}] {v['rule']}: {v['target']} {v['html']} — {v['why']}")
-            if lang == "en":
-                n, unreached = _tab_walk(page)
-                assert n > 3, f"{spec.key}: only {n} controls found"
-                if unreached:
-                    untabbable.append(f"{spec.key}: {len(unreached)} of {n}: {unreached[:6]}")
-    finally:
-        ctx.close()
-    assert not found, "axe-core violations:\n" + "\n".join(found)
-    stale = [e for e in allow_list() if (e["rule"], e["selector"]) not in used]
-    assert not stale, f"allow-list entries no page needs any more (remove them): {stale}"
-    assert not untabbable, "Tab never reaches:\n" + "\n".join(untabbable)
 
 
 FOCUSED_IN = "sel => { const e = document.activeElement; return !!e && e !== document.body && !!e.closest(sel); }"
@@ -172,7 +45,7 @@ def _tab_to(page, selector: str, limit: int = 80) -> None:
 
 def _press(page, key: str) -> None:
     """Press a key and wait until the rerun it caused has finished (and stayed finished for 100 ms)."""
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     page.keyboard.press(key)
     wait_ready(page, settle_ms=100)
@@ -181,7 +54,8 @@ def _press(page, key: str) -> None:
 def test_the_whole_quiz_by_keyboard_alone(browser, server):
     """One question at a time, as a student without a mouse: Tab / Shift+Tab to each control, arrows / Space /
     typing / Enter to answer, Enter on Check and Next; every answer right at the end, axe-core clean on the result."""
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
+
     from mha_core.quiz import load_questions
     from mha_core.quiz.model import Kind
     from mha_core.quiz.store import new_student_id, student_seed

@@ -203,7 +203,8 @@ def _metric(page, label: str) -> str:
 
 
 def _click_single(page, q, right: bool) -> tuple[str, bool]:  # noqa: ANN001 - Page, Question
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
+
     from mha_core.quiz.grading import grade
     from mha_core.ui.quiz import answer_key, button_key
 
@@ -223,8 +224,7 @@ def _redrawn_after_reconnect(page, shots: Path) -> None:  # noqa: ANN001 - Page
     it. What this test checks is the class's data across the failover, so such a page is recorded (a screenshot,
     its text and states, a warning in the report) and reloaded, as a student would; the data checks stay strict."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    from benchmarks.harness import wait_ready
+    from servers import wait_ready
 
     try:
         wait_ready(page)
@@ -242,10 +242,10 @@ def _redrawn_after_reconnect(page, shots: Path) -> None:  # noqa: ANN001 - Page
 
 def test_a_class_survives_losing_a_replica(browser, deployment, shots):
 
+    from servers import wait_ready
     from sqlalchemy import select
 
     from benchmarks.cluster import ROUTE_COOKIE, Student
-    from benchmarks.harness import wait_ready
     from mha_core.classroom import Storage
     from mha_core.classroom.schema import answers, students
     from mha_core.quiz.store import new_student_id
