@@ -37,21 +37,21 @@ def write_failed(err: OSError, path: Path | str) -> WriteFailed:
     path = Path(path)
     folder = str(path.parent) if str(path.parent) else "."
     code = err.errno
-    if code == errno.ENOENT:
-        return WriteFailed("write_no_folder", path=str(path), folder=folder)
+    if code == errno.ENOENT:  # each error passes exactly the placeholders its text uses (tests/test_errors.py)
+        return WriteFailed("write_no_folder", folder=folder)
     if code == errno.ENOTDIR:
-        return WriteFailed("write_not_folder", path=str(path), folder=folder)
+        return WriteFailed("write_not_folder", folder=folder)
     if code == errno.EISDIR:
-        return WriteFailed("write_is_folder", path=str(path), folder=folder)
+        return WriteFailed("write_is_folder", path=str(path))
     if code in (errno.EACCES, errno.EPERM):
         return WriteFailed("write_denied", path=str(path), folder=folder)
     if code in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        return WriteFailed("write_disk_full", path=str(path), folder=folder)
+        return WriteFailed("write_disk_full")
     if code == errno.EROFS:
-        return WriteFailed("write_read_only", path=str(path), folder=folder)
+        return WriteFailed("write_read_only", folder=folder)
     if code == errno.EFBIG:
-        return WriteFailed("write_too_large", path=str(path), folder=folder)
-    return WriteFailed("write_other", path=str(path), folder=folder, reason=err.strerror or type(err).__name__)
+        return WriteFailed("write_too_large")
+    return WriteFailed("write_other", reason=err.strerror or type(err).__name__)
 
 
 def check_target(path: Path | str) -> None:

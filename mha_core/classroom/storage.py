@@ -375,22 +375,24 @@ class Storage:
         try:
             with self.writing() as conn:
                 row = conn.execute(stmt).first()  # RETURNING: no row when a check refused
-                refused = None if row is not None else self._join_refused(conn, info.id, key)
+                refused = None if row is not None else self._join_refused(conn, info.id, key, info.code)
         except exc.IntegrityError:  # uq_student_name: another key holds this name (or the class just went)
             raise LabError("class_name_taken") from None
         if refused is not None:
-            raise LabError(refused, code=info.code)
+            raise refused
         return Member(info.id, info.code, row.id, key, row.name)
 
     @staticmethod
-    def _join_refused(conn: Connection, class_id: int, key: str) -> str:
-        """Why join stored nothing: the message key."""
+    def _join_refused(conn: Connection, class_id: int, key: str, code: str) -> LabError:
+        """Why join stored nothing, as the error to raise (each key a literal, so the catalog check sees it)."""
         if conn.execute(select(removed.c.key).where(removed.c.class_id == class_id, removed.c.key == key)).first():
-            return "class_removed"
+            return LabError("class_removed", code=code)
         row = conn.execute(select(classes.c.closed, classes.c.locked).where(classes.c.id == class_id)).first()
         if row is None:
-            return "class_gone"
-        return "class_closed" if row.closed else "class_locked"
+            return LabError("class_gone", code=code)
+        if row.closed:
+            return LabError("class_closed", code=code)
+        return LabError("class_locked", code=code)
 
     def member(self, code_text: str, key: str) -> Member | None:
         """The student with this quiz id in this class, if they joined before (to restore after a reload)."""

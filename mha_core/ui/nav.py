@@ -42,11 +42,6 @@ PAGES: tuple[PageSpec, ...] = (
 )
 
 
-def available_pages() -> tuple[PageSpec, ...]:
-    """Every page (no filter: a missing script fails loudly). Kept only for ui/live.py until it reads PAGES."""
-    return PAGES
-
-
 def spec(key: str) -> PageSpec:
     """The page with this key."""
     return next(p for p in PAGES if p.key == key)

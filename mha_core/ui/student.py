@@ -96,8 +96,10 @@ def join(code_text: str, name_text: str) -> Member:
     clean_name(name_text)  # a name that cannot be one costs no join
     info = storage().find_class(code_text)
     if not storage().is_member(info.id, student_id()):
-        if info.closed or info.locked:  # said before any token is taken (Storage.join checks it again, atomically)
-            raise LabError("class_closed" if info.closed else "class_locked", code=info.code)
+        if info.closed:  # said before any token is taken (Storage.join checks both again, atomically)
+            raise LabError("class_closed", code=info.code)
+        if info.locked:
+            raise LabError("class_locked", code=info.code)
         wait = join_limiter().take(info.id, source_address())
         if wait > 0:
             raise LabError("class_join_wait", seconds=math.ceil(wait))
@@ -158,7 +160,7 @@ def class_now(m: Member) -> ClassInfo | None:
         render.show_error(err)
         return None
     if info is None:
-        render.show_error(LabError("class_removed" if removed else "class_gone", code=m.code))
+        render.show_error(LabError("class_removed", code=m.code) if removed else LabError("class_gone", code=m.code))
     return info
 
 

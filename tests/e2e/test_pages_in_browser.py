@@ -13,11 +13,11 @@ from a11y import allow_list, axe_violations, need_axe, tab_walk
 from servers import PAGE_TEXT, wait_changed, wait_ready
 
 from mha_core.i18n import LANGS, translate
-from mha_core.ui.nav import available_pages
+from mha_core.ui.nav import PAGES as REGISTERED
 
 pytestmark = pytest.mark.e2e
 
-PAGES = list(available_pages())
+PAGES = list(REGISTERED)
 # The slider that drives each page (its widget key); pages without one are driven otherwise.
 # d_model is kept fixed by default: the walkthrough's h is the divisor slider h_div
 MAIN_SLIDER = {"overview": "h_div", "prereq": "prereq_sharp", "split": "h_div", "attend": "h_div", "concat": "h_div",
