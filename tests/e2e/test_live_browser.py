@@ -60,6 +60,14 @@ def _page_key(page) -> str:
 def _wait_following(page, key: str, **query: str) -> None:
     """Wait until the page is ``key`` with these query values, its run finished (the teacher's state drawn)."""
     checks = " && ".join(f"q.get({k!r}) === {v!r}" for k, v in query.items()) or "true"
+    try:
+        _wait_for_state(page, key, checks)
+    except Exception as err:  # noqa: BLE001 - say what the page showed (seen once in a full CI run, not reproduced)
+        bar = page.locator(".st-key-live_bar, .st-key-live_banner").all_inner_texts()
+        raise AssertionError(f"{page.url} never showed {key} {query}; bar/banner: {bar}") from err
+
+
+def _wait_for_state(page, key: str, checks: str) -> None:
     page.wait_for_function(
         f"""() => {{ const q = new URLSearchParams(location.search);
                    const path = location.pathname.replace(/\\/+$/, '').split('/').pop() || 'overview';
