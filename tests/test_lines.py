@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import pytest
 import vl_convert as vlc
 
@@ -28,8 +30,13 @@ def _chart(w, names=HEADS, **kw):
                          head_title="head", **kw)
 
 
-def _lines(chart):
-    return chart.layer[1].data  # layers: targets, lines, query tokens, key tokens, two column titles
+def _lines(spec):
+    return pd.DataFrame(spec["datasets"][lines.LINES])  # the rule layer's rows (layer 1 of six)
+
+
+def _valid(spec: dict) -> dict:
+    """The spec after Altair checked it against the Vega-Lite JSON schema."""
+    return alt.LayerChart.from_dict(spec, validate=True).to_dict(validate=True)
 
 
 def _drawn(spec: dict, **values) -> set[tuple[int, int, str]]:
@@ -42,7 +49,7 @@ def _drawn(spec: dict, **values) -> set[tuple[int, int, str]]:
 
 
 def test_the_spec_validates_and_compiles_to_vega():
-    spec = _chart(_weights()).to_dict(validate=True)
+    spec = _valid(_chart(_weights()))
     assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
     vega = vlc.vegalite_to_vega(spec)  # Vega-Lite's own compiler: catches what the JSON schema cannot
     assert {f"{p}_store" for p in (lines.HOVER, lines.PICK, lines.HEADS)} <= {d["name"] for d in vega["data"]}
@@ -55,11 +62,11 @@ def test_one_line_per_head_query_key_with_the_weight_as_its_opacity():
     assert len(df) == w.size
     heads = df["head"].map(HEADS.index).to_numpy()
     np.testing.assert_allclose(df["weight"], w[heads, df["q"], df["k"]], atol=5e-5)
-    rule = chart.to_dict()["layer"][1]
+    rule = chart["layer"][1]
     assert rule["mark"]["type"] == "rule"
     opacity = rule["encoding"]["opacity"]
     assert opacity["field"] == "weight" and opacity["scale"] == {"domain": [0, 1], "range": [0, 1]}
-    drawn = _drawn(chart.to_dict())
+    drawn = _drawn(chart)
     assert drawn == {(q, k, h) for h in HEADS for q in range(5) for k in range(5)}
 
 
@@ -89,43 +96,51 @@ def test_the_line_budget():
 
 
 def test_selection_params_exist_on_the_tokens_and_the_legend():
-    spec = _chart(_weights()).to_dict()
+    spec = _chart(_weights())
     params = {p["name"]: p for p in spec["params"]}
     assert params[lines.HOVER]["select"]["on"].startswith("mouseover")
     assert params[lines.PICK]["select"]["on"].startswith("click")
     assert params[lines.HEADS]["bind"] == "legend" and params[lines.HEADS]["select"]["toggle"] == "true"
     assert params[lines.HEADS]["select"]["fields"] == ["head"]
-    one = _chart(_weights(h=1), names=["L3·H5"]).to_dict()
+    one = _chart(_weights(h=1), names=["L3·H5"])
     assert [p["name"] for p in one["params"]] == [lines.HOVER, lines.PICK]  # one head: no legend, no head toggle
     assert one["layer"][1]["encoding"]["color"]["legend"] is None
 
 
 def test_a_tapped_query_keeps_only_its_lines_and_a_tapped_key_only_the_lines_into_it():
-    spec = _chart(_weights()).to_dict()
+    spec = _chart(_weights())
     assert _drawn(spec, tok_pick=[{"tok": "q2"}]) == {(2, k, h) for h in HEADS for k in range(5)}
-    assert _drawn(_chart(_weights()).to_dict(), tok_pick=[{"tok": "k4"}]) == {(q, 4, h) for h in HEADS
+    assert _drawn(_chart(_weights()), tok_pick=[{"tok": "k4"}]) == {(q, 4, h) for h in HEADS
                                                                               for q in range(5)}
 
 
 def test_hover_wins_over_the_tapped_token_while_it_lasts():
-    spec = _chart(_weights()).to_dict()
+    spec = _chart(_weights())
     assert _drawn(spec, tok_pick=[{"tok": "q2"}], tok_hover=[{"tok": "q0"}]) == {(0, k, h) for h in HEADS
                                                                                for k in range(5)}
 
 
 def test_the_head_toggle_keeps_the_heads_picked_in_the_legend():
-    spec = _chart(_weights()).to_dict()
+    spec = _chart(_weights())
     assert {h for *_, h in _drawn(spec, heads=[{"head": "h1"}])} == {"h1"}
-    spec = _chart(_weights()).to_dict()
+    spec = _chart(_weights())
     both = _drawn(spec, heads=[{"head": "h0"}, {"head": "h2"}], tok_pick=[{"tok": "q1"}])
     assert both == {(1, k, h) for h in ("h0", "h2") for k in range(5)}
 
 
 def test_after_eight_heads_the_colours_come_round_dashed():
     names = [f"h{i}" for i in range(10)]
-    spec = lines.token_lines(_weights(h=10), LABELS, names).to_dict(validate=True)
+    spec = _valid(lines.token_lines(_weights(h=10), LABELS, names))
     dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
     assert dash["domain"] == names and dash["range"][:8] == [[1, 0]] * 8 and dash["range"][8] != [1, 0]
     colours = spec["layer"][1]["encoding"]["color"]["scale"]["range"]
     assert colours[8] == colours[0]  # same colour as head 0, told apart by the dash
-    assert "strokeDash" not in _chart(_weights()).to_dict()["layer"][1]["encoding"]
+    assert "strokeDash" not in _chart(_weights())["layer"][1]["encoding"]
+
+
+def test_each_chart_is_a_fresh_spec_a_change_to_one_never_reaches_the_next():
+    first = _chart(_weights())
+    first["params"].clear()
+    first["layer"][1]["encoding"]["opacity"]["scale"]["range"] = [0, 0]
+    again = _chart(_weights())
+    assert again["params"] and again["layer"][1]["encoding"]["opacity"]["scale"]["range"] == [0, 1]

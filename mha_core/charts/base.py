@@ -120,12 +120,15 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str 
     )
 
 
-def spec_and_data(chart: alt.TopLevelMixin) -> tuple[dict, pd.DataFrame | None]:
+def spec_and_data(chart: alt.TopLevelMixin | dict) -> tuple[dict, pd.DataFrame | None]:
     """A chart as (Vega-Lite spec without its data, the data frame): the spec can be cached and the
     data sent as Arrow, instead of Altair walking every row into JSON on each rerun. Layered charts
     (small) keep their data inline and return None. (Streamlit attaches such a frame to the top-level view
     only: a chart of panels must facet by an encoding channel, as ``pipeline.head_grid`` does, not by
-    ``.facet()``, whose panels would be drawn empty.)"""
+    ``.facet()``, whose panels would be drawn empty.) A builder may also return a finished spec (a dict) whose
+    data sets are inline, as ``lines.token_lines`` does."""
+    if isinstance(chart, dict):
+        return chart, None
     if isinstance(chart, alt.Chart) and isinstance(chart.data, pd.DataFrame):
         bare = chart.copy(deep=False)
         bare.data = alt.Undefined

@@ -16,6 +16,7 @@ import streamlit as st
 from mha_core import head_similarity as HS
 from mha_core import minimal_pair as M
 from mha_core import pretrained as P
+from mha_core import threads
 from mha_core.errors import LabError
 from mha_core.lru import ByteLRU
 from mha_core.markdown import escape
@@ -65,7 +66,9 @@ def cache_name(loaded: P.Loaded) -> str:
 
 @st.cache_resource(max_entries=3, show_spinner=False)
 def _load(name: str) -> P.Loaded:
-    return P.load(name)
+    loaded = P.load(name)
+    threads.one_thread_each()  # the class computes side by side (TURNS): one core each, no oversubscribed pools
+    return loaded
 
 
 def load(name: str) -> P.Loaded | None:

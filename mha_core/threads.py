@@ -1,0 +1,53 @@
+"""One thread per computation in the app server: its sessions already run side by side (mha_core.turns lets two
+compute at once on a 2-core machine), so numpy's OpenBLAS and torch each starting a pool as large as the machine
+only oversubscribe the cores, and both pools busy-wait for work (benchmarks/bench_real.py --class shows the cost).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from pathlib import Path
+
+# OpenBLAS's thread setter under the names its builds export: numpy's wheels (scipy-openblas, 64-bit ints) and
+# a system OpenBLAS.
+_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
+                 "openblas_set_num_threads")
+_BLAS_GETTERS = tuple(s.replace("set_", "get_") for s in _BLAS_SETTERS)
+
+
+def _loaded_openblas() -> list[str]:
+    """Paths of the OpenBLAS libraries this process has loaded (Linux: /proc/self/maps; elsewhere none)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
+    return sorted({line.split()[-1] for line in maps.splitlines() if "openblas" in line.rsplit("/", 1)[-1].lower()
+                   and line.split()[-1].startswith("/")})
+
+
+def _blas_call(names: tuple[str, ...], *args: int) -> list[int]:
+    """Call the first of ``names`` that each loaded OpenBLAS exports; what each call returned."""
+    out = []
+    for path in _loaded_openblas():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        fn = next((getattr(lib, n) for n in names if hasattr(lib, n)), None)
+        if fn is not None:
+            out.append(int(fn(*args) or 0))
+    return out
+
+
+def blas_threads() -> list[int]:
+    """Each loaded OpenBLAS's thread count (empty when numpy uses another BLAS)."""
+    return _blas_call(_BLAS_GETTERS)
+
+
+def one_thread_each() -> None:
+    """numpy's BLAS and, once loaded, torch's intra-op pool to one thread each (idempotent, process-wide)."""
+    _blas_call(_BLAS_SETTERS, 1)
+    torch = sys.modules.get("torch")  # never imported here: a page without a model must not pay for torch
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
