@@ -250,7 +250,12 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     layer, head = at.selectbox(key=real_ui.LAYER_KEY).value, at.selectbox(key=real_ui.HEAD_KEY).value
     k = lines.top_k_for(1, 128)
     assert translate("en", "lines.top_k", n=128, k=k, share=lines.shown_share(r.attentions[layer, head], k)) in text
-    # the similarity map: the distances of the model's weights on this sentence, in the grouping's order
+    # a long sentence compares every two heads only when asked (toggle), then in the grouping's order
+    assert translate("en", "real.sim_map") not in [json.loads(c.proto.spec).get("title")
+                                                   for c in at.get("vega_lite_chart")]
+    assert ("sim", real_ui.cache_name(pretrained.load(pretrained.PACKAGED)), sentence) not in real_ui.RESULTS
+    at.toggle(key=real_ui.SIMILARITY_KEY).set_value(True).run()
+    assert not at.exception, at.exception
     flat = r.attentions.reshape(72, 128, 128)
     dist = head_similarity.js_distances(flat, real_ui.SIMILARITY_DTYPE)
     _, frame = _chart(at, translate("en", "real.sim_map"))

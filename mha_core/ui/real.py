@@ -39,6 +39,8 @@ TOP_KEY = "real_top"  # prefix of the top-heads tables' selection, one per head 
 GROUP_KEY = "real_group"  # the head-similarity map's grouping threshold
 IMPORTANCE_KEY = "real_importance"  # a long sentence computes the per-head importance only when asked
 IMPORTANCE_AUTO = 48  # tokens up to which it is computed at once (73 forward passes of n tokens: ~1 s at 48)
+SIMILARITY_KEY = "real_similarity"  # a long sentence compares every two heads only when asked
+SIMILARITY_AUTO = 64  # tokens up to which it is computed at once (its cost grows as n²: ~0.1 s of a core at 128)
 GROUP_STEPS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)  # thresholds offered (Jensen–Shannon distance)
 GROUP_DEFAULT = 0.3  # on the first example: 23 groups, the largest of 14 heads
 MIB = 1 << 20
@@ -49,7 +51,7 @@ KEPT: dict[str, object] = {  # widget values that survive a visit to another pag
     # None: the widget's own first option, or set by the callbacks below from the model and sentence
     KIND_KEY: None, PICK_FROM_KEY: None, PICK_TO_KEY: None, LAYER_KEY: None, HEAD_KEY: None,
     PAIR_KEY: None, PAIR_LAYER_KEY: None, PAIR_HEAD_KEY: None, CHECK_LAYER_KEY: None, OFF_KEY: None,
-    GROUP_KEY: GROUP_DEFAULT, IMPORTANCE_KEY: False,
+    GROUP_KEY: GROUP_DEFAULT, IMPORTANCE_KEY: False, SIMILARITY_KEY: False,
 }
 
 
@@ -108,16 +110,19 @@ def run(loaded: P.Loaded, sentence: str) -> P.Run:
 
 
 def prepare(loaded: P.Loaded, sentence: str) -> None:
-    """A new sentence's heavy results (forward, stats, layer check, head similarity) computed in turn with the
-    other students' (at most TURNS.slots at once); while waiting, the page says how many are ahead of this one.
-    Nothing to do when they are cached. LabError (bad sentence) surfaces from ``run`` as before."""
-    if _run_key(loaded, sentence) in RUNS and ("sim", cache_name(loaded), sentence) in RESULTS:
+    """A new sentence's heavy results (forward, stats, layer check; head similarity up to SIMILARITY_AUTO tokens)
+    computed in turn with the other students' (at most TURNS.slots at once); while waiting, the page says how many
+    are ahead of this one. Nothing to do when they are cached. LabError (bad sentence) surfaces from ``run``."""
+    if _run_key(loaded, sentence) in RUNS and ("checks" if loaded.bert_like else "stats", cache_name(loaded),
+                                                sentence) in RESULTS:
         return
+
     def compute() -> None:
         try:
             r = run(loaded, sentence)
             stats(loaded, r, sentence)
-            similarity(loaded, r, sentence)
+            if r.n <= SIMILARITY_AUTO:
+                similarity(loaded, r, sentence)
             if loaded.bert_like:
                 checks(loaded, r, sentence)
         except LabError:
@@ -193,6 +198,13 @@ def similarity(loaded: P.Loaded, r: P.Run, sentence: str) -> tuple[np.ndarray, n
         return HS.js_distances(flat, SIMILARITY_DTYPE), HS.head_entropy(flat)
 
     return RESULTS.get(("sim", cache_name(loaded), sentence), compute)
+
+
+def similarity_asked(loaded: P.Loaded, r: P.Run, sentence: str) -> tuple[np.ndarray, np.ndarray]:
+    """``similarity`` for the page: a long sentence's (not computed by ``prepare``) in turn with the class."""
+    if ("sim", cache_name(loaded), sentence) in RESULTS:
+        return similarity(loaded, r, sentence)
+    return in_turn(lambda: similarity(loaded, r, sentence))
 
 
 def similarity_table(names: list[str], order: tuple[int, ...], group_of: dict[int, int], kinds: list[str],

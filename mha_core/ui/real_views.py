@@ -25,8 +25,11 @@ def similarity_section(loaded: P.Loaded, r: P.Run, sentence: str, stats: P.HeadS
     st.latex(r"\begin{aligned}D(A,B)&=\tfrac1n\textstyle\sum_{i}\sqrt{\mathrm{JSD}(A_i,B_i)}\\ "
              r"\mathrm{JSD}(p,q)&=\tfrac12\mathrm{KL}(p\,\|\,m)+\tfrac12\mathrm{KL}(q\,\|\,m)\\ "
              r"m&=\tfrac12(p+q)\end{aligned}")
-    dist, entropy = R.similarity(loaded, r, sentence)
     n_all = loaded.n_layers * loaded.n_heads
+    if r.n > R.SIMILARITY_AUTO and not st.toggle(t("real.sim_run", n=r.n), key=R.SIMILARITY_KEY,
+                                                 help=t("real.sim_run_help", heads=n_all, auto=R.SIMILARITY_AUTO)):
+        return
+    dist, entropy = R.similarity_asked(loaded, r, sentence)
     names = tuple(head_name(i // loaded.n_heads, i % loaded.n_heads) for i in range(n_all))
     threshold = st.select_slider(t("real.sim_threshold"), R.GROUP_STEPS, key=R.GROUP_KEY,
                                  help=t("real.sim_threshold_help", max=HS.JS_MAX))
