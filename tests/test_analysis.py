@@ -134,3 +134,13 @@ def test_response_times_median_and_p90_equal_pandas():
     assert (got.n, got.median, got.p90) == (31, pytest.approx(s.median()), pytest.approx(s.quantile(0.9)))
     assert response_times([]).n == 0 and math.isnan(response_times([]).median)
     assert response_times([7.0]).p90 == 7.0
+
+
+def test_gain_bands_follow_hakes_thresholds():
+    from mha_core.quiz.analysis import Band, band, gain_bands
+
+    assert [band(g) for g in (-0.1, 0.0, 0.29, 0.3, 0.69, 0.7, 1.0, None)] == [
+        Band.LOSS, Band.LOW, Band.LOW, Band.MEDIUM, Band.MEDIUM, Band.HIGH, Band.HIGH, Band.UNDEFINED]
+    got = gain_bands([0.5, 0.8, None, 0.1, 0.4])
+    assert list(got) == list(Band) and got == {Band.LOSS: 0, Band.LOW: 1, Band.MEDIUM: 2, Band.HIGH: 1,
+                                               Band.UNDEFINED: 1}

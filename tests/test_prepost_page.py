@@ -76,6 +76,8 @@ def test_the_teacher_opens_a_test_and_reads_the_gain(db, lang):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics[translate(lang, "prepost.m_gain")] == f"{res.matched.class_gain:.2f}" == "0.60"
     assert metrics[translate(lang, "prepost.m_matched")] == "2"
+    bands = translate(lang, "prepost.bands", high=1, medium=1, low=0, loss=0, undefined=0)  # g = 1 and 1/3
+    assert bands in [c.value for c in at.caption]
     assert translate(lang, "prepost.missing_title", n=1) in [h.value for h in at.subheader]
     assert any(b.key == prepost.CSV_KEY for b in at.get("download_button"))
     s.dispose()

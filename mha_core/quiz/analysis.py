@@ -166,6 +166,31 @@ def matched_gains(pre: Mapping[Hashable, float], post: Mapping[Hashable, float])
         only_pre=tuple(s for s in pre if s not in post), only_post=tuple(s for s in post if s not in pre))
 
 
+class Band(StrEnum):
+    """Hake's (1998) bands of g, plus a loss and the undefined gain of a perfect pre-test."""
+
+    LOSS = "loss"            # g < 0
+    LOW = "low"              # 0 ≤ g < 0.3
+    MEDIUM = "medium"        # 0.3 ≤ g < 0.7
+    HIGH = "high"            # g ≥ 0.7
+    UNDEFINED = "undefined"  # pre = 1
+
+
+def band(g: float | None) -> Band:
+    """The band one gain falls in (Hake's low / medium / high: below 0.3, 0.3 to 0.7, 0.7 and above)."""
+    if g is None:
+        return Band.UNDEFINED
+    if g < 0:
+        return Band.LOSS
+    return Band.LOW if g < 0.3 else Band.MEDIUM if g < 0.7 else Band.HIGH
+
+
+def gain_bands(gains: Iterable[float | None]) -> dict[Band, int]:
+    """How many matched students' own gains fall in each band (every band listed, in order)."""
+    counts = Counter(band(g) for g in gains)
+    return {b: counts.get(b, 0) for b in Band}
+
+
 @dataclass(frozen=True)
 class Timing:
     """An item's response times in seconds: how many, the median and the 90th percentile (NaN when none)."""

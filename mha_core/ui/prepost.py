@@ -17,7 +17,7 @@ from mha_core.classroom import ClassInfo, Member, shown_name
 from mha_core.classroom.prepost import ItemReport, PrePostStore, class_results, quiz_report, results_csv
 from mha_core.errors import LabError
 from mha_core.quiz import concept, student_seed
-from mha_core.quiz.analysis import Flag
+from mha_core.quiz.analysis import Flag, gain_bands
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.progress import presented_order
 from mha_core.ui import render
@@ -80,6 +80,7 @@ def teacher_panel(info: ClassInfo) -> None:
         if not res.pre_scores and not res.post_scores:
             st.caption(t("prepost.no_results"))
         else:
+            st.caption(t("prepost.bands", **{b.value: n for b, n in gain_bands(m.gains.values()).items()}))
             _gains_table(res)
             _missing(res, members)
             st.caption(t("prepost.alpha", pre=_num(res.pre.analysis.alpha), post=_num(res.post.analysis.alpha)))
