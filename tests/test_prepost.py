@@ -73,6 +73,7 @@ def test_one_answer_per_item_and_test_the_first_stays(store):
     assert (rows["pre"].choice, rows["pre"].score) == (item.options[1], 0.0)
     assert (rows["post"].choice, rows["post"].score) == (item.correct, 1.0)
     assert rows["pre"].form != rows["post"].form             # never the same form twice
+    assert pp.rows(m.class_id, student_id=m.student_id + 1) == ()  # another student's rows only
 
 
 def test_an_answer_never_seen_open_has_no_response_time(store):

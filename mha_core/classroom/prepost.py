@@ -150,10 +150,13 @@ class PrePostStore:
                 choice=choice, score=score, answered_at=now, response_ms=ms))
             return done.rowcount == 1
 
-    def rows(self, class_id: int) -> tuple[ConceptRow, ...]:
-        """Every item shown in the class, both tests, oldest first, with the student's name."""
+    def rows(self, class_id: int, student_id: int | None = None) -> tuple[ConceptRow, ...]:
+        """Every item shown in the class (to one student only, when given), both tests, oldest first, with the
+        student's name."""
         query = (select(test_answers, students.c.name).join(students, students.c.id == test_answers.c.student_id)
                  .where(test_answers.c.class_id == class_id).order_by(test_answers.c.id))
+        if student_id is not None:
+            query = query.where(test_answers.c.student_id == student_id)
         with self.storage.reading() as conn:
             found = conn.execute(query).all()
         return tuple(ConceptRow(r.student_id, r.name, r.test, r.form, r.item_id, r.choice, r.score, _utc(r.opened_at),

@@ -174,8 +174,8 @@ def student_panel(m: Member) -> None:
         test = store.open_test(m.class_id)
         if test is None:
             return
-        done = {r.item_id for r in store.rows(m.class_id)
-                if r.student_id == m.student_id and r.test == test and r.choice is not None}
+        done = {r.item_id for r in store.rows(m.class_id, student_id=m.student_id)
+                if r.test == test and r.choice is not None}
     except LabError as err:
         render.show_error(err)
         return
@@ -200,15 +200,8 @@ def student_panel(m: Member) -> None:
                     text=t("prepost.progress", i=len(done) + 1, n=len(concept.items())))
         st.markdown(q.stem)
         texts = {o.id: o.text for o in q.options}
-        st.radio(t("prepost.choose"), presented_order(q, student_seed(m.key) if _hex(m.key) else 0),
+        st.radio(t("prepost.choose"), presented_order(q, student_seed(m.key)),
                  key=_answer_key(test, item.id), index=None, format_func=texts.__getitem__)
         st.button(t("prepost.submit"), key=f"prepost_submit_{test}_{item.id}", type="primary",
                   icon=":material/send:", on_click=_on_answer, args=(m, test, item.id))
 
-
-def _hex(key: str) -> bool:
-    try:
-        int(key, 16)
-    except ValueError:
-        return False
-    return True
