@@ -147,6 +147,33 @@ presence = Table(
     Column("seen_at", Float, nullable=False),              # epoch seconds (wall clock: shared by replicas)
 )
 
+TEST_LENGTH = 8   # "pre" / "post" (mha_core.quiz.concept.TESTS)
+ITEM_LENGTH = 64  # a concept item's id
+OPTION_LENGTH = 64
+
+test_answers = Table(
+    "mha_test_answers", metadata,  # v5: the pre/post concept test, one row per (class, student, test, item)
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), nullable=False),
+    Column("student_id", Integer, ForeignKey("mha_students.id", ondelete="CASCADE"), nullable=False),
+    Column("test", String(TEST_LENGTH), nullable=False),
+    Column("form", String(4), nullable=False),
+    Column("item_id", String(ITEM_LENGTH), nullable=False),
+    Column("opened_at", DateTime(timezone=True), nullable=False),   # when the item was first shown to this student
+    Column("choice", String(OPTION_LENGTH), nullable=True),         # NULL: shown, not answered yet
+    Column("score", Float, nullable=True),                          # fraction in [0, 1], graded by the store
+    Column("answered_at", DateTime(timezone=True), nullable=True),
+    Column("response_ms", Integer, nullable=True),                  # answered_at - opened_at; never used for points
+    UniqueConstraint("class_id", "student_id", "test", "item_id", name="uq_test_answer_once"),
+)
+
+test_windows = Table(
+    "mha_test_windows", metadata,  # v5: which concept test (if any) a class takes now
+    Column("class_id", Integer, ForeignKey("mha_classes.id", ondelete="CASCADE"), primary_key=True),
+    Column("test", String(TEST_LENGTH), nullable=True),             # "pre", "post" or NULL (none open)
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
 
 def _wider_student_key(conn: Connection) -> None:
     """v2: student ids grew from 8 to 32 hex digits (SQLite ignores VARCHAR lengths; PostgreSQL does not)."""
@@ -177,8 +204,9 @@ def _join_guards(conn: Connection) -> None:
 # v2 adds mha_progress and mha_limiter (create_all makes them) and widens mha_students.key.
 # v3 adds the live lesson's mha_plans, mha_live, mha_votes and mha_presence (create_all makes them).
 # v4 adds mha_removed, mha_join_buckets (create_all), mha_classes.locked and mha_students.name_key (_join_guards).
+# v5 adds the pre/post concept test's mha_test_answers and mha_test_windows (create_all makes them).
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None, _wider_student_key, lambda conn: None,
-                                                       _join_guards)
+                                                       _join_guards, lambda conn: None)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -15,7 +15,7 @@ from mha_core.classroom import Member, pretty, shown_name
 from mha_core.classroom.names import MAX_NAME
 from mha_core.errors import LabError
 from mha_core.quiz.bank import load_questions
-from mha_core.ui import quiz, render, student
+from mha_core.ui import prepost, quiz, render, student
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import bound_t, lang, t
 from mha_core.ui.nav import spec
@@ -65,6 +65,7 @@ def student_view() -> None:
     st.text(shown_name(m.name))
     _unsaved()
     student.show_flash()
+    prepost.student_panel(m)
     page = spec("quiz")
     st.page_link(page.script, label=t("classroom.go_quiz"), icon=page.icon)
     _own_answers(m)

@@ -30,7 +30,7 @@ from mha_core.markdown import escape
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import describe
 from mha_core.quiz.model import Question
-from mha_core.ui import downloads, present, render, state
+from mha_core.ui import downloads, prepost, present, render, state
 from mha_core.ui import live as lesson
 from mha_core.ui.classdb import limiter, source_address, storage, streamlit_secrets
 from mha_core.ui.i18n import bound_t, lang, t
@@ -121,6 +121,7 @@ def view() -> None:
     _join_card(info)
     _switches(info)
     _remove(info)
+    prepost.teacher_panel(info)
     lesson.plan_card(info.id, info.code)
     _downloads()
     live(info.id, info.code)

@@ -1,0 +1,101 @@
+"""The pre/post concept test: two isomorphic forms per item, every distractor a documented misconception with a
+source, computed numbers, and a form per student that never repeats."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from fractions import Fraction
+
+import pytest
+
+from mha_core.counts import kv_cache_bytes, param_counts
+from mha_core.i18n import LANGS
+from mha_core.quiz import concept, grade
+from mha_core.quiz.bank import BANK_DIR
+from mha_core.sources import load_sources
+from mha_core.ui.nav import PAGES
+
+
+def test_at_least_twelve_items_each_in_two_forms():
+    assert len(concept.items()) >= 12
+    for i in concept.items():
+        assert set(i.forms) == set(concept.FORMS)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_forms_differ_in_numbers_or_surface_but_keep_options(lang):
+    for i in concept.items():
+        a, b = (concept.question(i.id, f, lang) for f in concept.FORMS)
+        assert a.stem != b.stem, i.id
+        assert a.option_ids == b.option_ids and a.correct == b.correct
+        if i.recipe:  # a numeric item has other numbers in form b
+            assert [o.text for o in a.options] != [o.text for o in b.options], i.id
+
+
+def test_every_distractor_is_a_misconception_with_a_known_source():
+    known = load_sources()
+    pages = {p.key for p in PAGES}
+    used = set()
+    for i in concept.items():
+        assert set(i.misconceptions) == set(i.options) - {i.correct}
+        for option, key in i.misconceptions.items():
+            m = concept.misconceptions()[key]
+            assert m.sources and set(m.sources) <= set(known), key
+            assert all(m.text[lang].strip() for lang in LANGS)
+            assert not m.page or m.page in pages
+            assert concept.misconception_of(i.id, option) is m
+            used.add(key)
+        assert concept.misconception_of(i.id, i.correct) is None
+    with (BANK_DIR / "misconceptions.toml").open("rb") as f:
+        assert used == set(tomllib.load(f)), "every listed misconception is some distractor's"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_options_are_distinct_and_of_like_form(lang):
+    for i in concept.items():
+        for f in concept.FORMS:
+            q = concept.question(i.id, f, lang)
+            texts = [o.text for o in q.options]
+            assert len(set(texts)) == len(texts), (i.id, f)
+            assert "{" not in q.stem + "".join(texts) + q.explanation, (i.id, f)
+            lengths = [len(t) for t in texts]
+            # Haladyna et al. (2002): the right option is not the longest or the only one of its kind
+            assert max(lengths) <= 2.2 * min(lengths) or max(lengths) - min(lengths) <= 12, (i.id, f, texts)
+            assert grade(q, q.correct[0]) and not any(grade(q, o) for o in q.option_ids[1:])
+
+
+def test_recipe_numbers_equal_a_count_done_here():
+    p = concept.item("c-params").forms["a"]
+    full = param_counts(p["d_model"], p["h"])["total"]
+    assert concept.option_values(concept.item("c-params"), "a") == {
+        "right": full, "full_per_head": full * p["h"], "without_wo": 3 * p["d_model"] ** 2,
+        "divided_by_h": Fraction(full, p["h"])}
+    q = concept.item("c-kv-cache").forms["b"]
+    right = 2 * q["layers"] * q["g"] * q["d_head"] * q["seq_len"] * q["batch"] * 2  # K and V, fp16
+    assert right == kv_cache_bytes(n_layers=q["layers"], n_kv_heads=q["g"], d_head=q["d_head"],
+                                   seq_len=q["seq_len"], batch=q["batch"])
+    values = concept.option_values(concept.item("c-kv-cache"), "b")
+    assert values["right"] == right and values["h_heads"] == right * q["h"] // q["g"]
+    assert values["k_only"] == right // 2 and values["no_batch"] == right // q["batch"]
+
+
+def test_no_number_in_a_numeric_option_is_typed_in_the_texts():
+    for lang in LANGS:
+        with (BANK_DIR / f"concept_{lang}.toml").open("rb") as f:
+            raw = tomllib.load(f)
+        for i in concept.items():
+            for text in raw[i.id].get("options", {}).values():
+                assert not re.search(r"\d{2,}", text), (lang, i.id, text)  # numbers come from {fields}
+
+
+def test_form_per_student_never_repeats_and_splits_the_class():
+    keys = [f"{n:032x}" for n in range(200)]
+    for key in keys:
+        pre, post = (concept.form_for("ABC123", key, t) for t in concept.TESTS)
+        assert {pre, post} == set(concept.FORMS)
+        assert concept.form_for("ABC123", key, "pre") == pre  # deterministic
+    firsts = [concept.form_for("ABC123", k, "pre") for k in keys]
+    assert 70 <= firsts.count("a") <= 130
+    with pytest.raises(ValueError):
+        concept.form_for("ABC123", keys[0], "mid")
