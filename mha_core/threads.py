@@ -1,4 +1,6 @@
-"""One thread per computation in the app server: its sessions already run side by side (mha_core.turns lets two
+"""The app server's use of the machine: one thread per computation, and a heap that gives memory back.
+
+One thread per computation in the app server: its sessions already run side by side (mha_core.turns lets two
 compute at once on a 2-core machine), so numpy's OpenBLAS and torch each starting a pool as large as the machine
 only oversubscribe the cores, and both pools busy-wait for work (benchmarks/bench_real.py --class shows the cost).
 """
@@ -43,6 +45,23 @@ def _blas_call(names: tuple[str, ...], *args: int) -> list[int]:
 def blas_threads() -> list[int]:
     """Each loaded OpenBLAS's thread count (empty when numpy uses another BLAS)."""
     return _blas_call(_BLAS_GETTERS)
+
+
+M_MMAP_THRESHOLD, M_ARENA_MAX = -3, -8   # glibc's mallopt parameters (malloc.h)
+MMAP_THRESHOLD = 256 * 1024             # blocks from this size are mapped on their own and unmapped when freed
+ARENA_MAX = 4                           # malloc arenas at most (glibc's default: 8 per core)
+
+
+def bounded_heap() -> bool:
+    """glibc only: keep large blocks (a sentence's attention, its temporaries) out of the heap, so that freeing them
+    gives the memory back, and bound the per-thread arenas that each session's script thread may create; False
+    elsewhere. glibc raises its mmap threshold after each large free (up to 32 MiB), after which a class's arrays
+    land in heap arenas that malloc_trim cannot shrink: the server stayed ~300 MiB above its start after a class."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(libc.mallopt(M_ARENA_MAX, ARENA_MAX))
+    except (OSError, AttributeError):
+        return False
 
 
 def one_thread_each() -> None:

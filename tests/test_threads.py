@@ -25,3 +25,27 @@ def test_no_torch_is_imported_for_it():
     code = "import sys; from mha_core import threads; threads.one_thread_each(); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+HEAP = """
+import ctypes, sys
+from mha_core import threads
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+if sys.argv[1] == "bounded":
+    assert threads.bounded_heap()
+libc.free(libc.malloc(8 << 20))   # a large block freed: glibc raises its mmap threshold to 8 MiB
+p = libc.malloc(1 << 20)          # then a 1 MiB block (a sentence's temporary)
+heap = [[int(x, 16) for x in line.split()[0].split("-")] for line in open("/proc/self/maps")
+        if line.rstrip().endswith("[heap]")]
+print(any(lo <= p < hi for lo, hi in heap))
+"""
+
+
+def test_after_a_large_free_a_megabyte_block_is_still_mapped_on_its_own_not_left_in_the_heap():
+    def in_heap(mode: str) -> str:
+        return subprocess.run([sys.executable, "-c", HEAP, mode], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    assert in_heap("default") == "True"   # glibc's own behaviour: the block lands in the heap (kept after free)
+    assert in_heap("bounded") == "False"  # bounded_heap: mapped alone, unmapped when freed

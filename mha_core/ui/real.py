@@ -70,6 +70,7 @@ def cache_name(loaded: P.Loaded) -> str:
 def _load(name: str) -> P.Loaded:
     loaded = P.load(name)
     threads.one_thread_each()  # the class computes side by side (TURNS): one core each, no oversubscribed pools
+    threads.bounded_heap()     # and what a class computed is given back when it leaves
     return loaded
 
 
