@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from difflib import SequenceMatcher
 from fractions import Fraction
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from mha_core.counts import kv_cache_bytes, param_counts
 from mha_core.i18n import LANGS
 from mha_core.quiz import concept, grade
-from mha_core.quiz.bank import BANK_DIR
+from mha_core.quiz.bank import BANK_DIR, load_questions
 from mha_core.sources import load_sources
 from mha_core.ui.nav import PAGES
 
@@ -99,3 +100,75 @@ def test_form_per_student_never_repeats_and_splits_the_class():
     assert 70 <= firsts.count("a") <= 130
     with pytest.raises(ValueError):
         concept.form_for("ABC123", keys[0], "mid")
+
+
+def test_no_number_is_shown_in_two_places():
+    """A computed option appears once in the whole test (both forms): the same value as another item's key, or as
+    the other form's key, lets a student answer by recognising a number instead of by the idea."""
+    seen: dict[tuple[str, Fraction], tuple[str, str, str]] = {}
+    for i in concept.items():
+        if not i.recipe:
+            continue
+        for f in concept.FORMS:
+            for option, value in concept.option_values(i, f).items():
+                where = seen.setdefault((i.unit, value), (i.id, f, option))
+                assert where == (i.id, f, option), (i.unit, value, where, (i.id, f, option))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_form_repeats_a_class_quiz_question(lang):
+    """The class quiz shows its answers and explanations during the lesson: a post-test form that copies one of its
+    fixed questions (wording or options) is answered from memory."""
+    quiz = load_questions(lang)
+    for i in concept.items():
+        if i.recipe:  # the quiz draws each student's own numbers for these
+            continue
+        for f in concept.FORMS:
+            q = concept.question(i.id, f, lang)
+            texts = {o.text for o in q.options}
+            for other in quiz:
+                assert SequenceMatcher(None, q.stem, other.stem).ratio() < 0.8, (i.id, f, other.id)
+                assert len(texts & {o.text for o in other.options}) < 2, (i.id, f, other.id)
+
+
+_MATH = re.compile(r"^[\d\s×·()=≈√.,]+$")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_math_options_share_one_form(lang):
+    """Options of like form (Haladyna et al. 2002): if one option is a bare expression, all are, and none carries a
+    worked value (“= 8”) the others lack."""
+    for i in concept.items():
+        if i.recipe:
+            continue
+        for f in concept.FORMS:
+            texts = [o.text for o in concept.question(i.id, f, lang).options]
+            bare = [bool(_MATH.match(t)) for t in texts]
+            assert all(bare) or not any(bare), (i.id, f, texts)
+            if all(bare):
+                assert len({("=" in t, "≈" in t) for t in texts}) == 1, (i.id, f, texts)
+
+
+# Stems that gave the key away in one form only (found in review): the phrase may appear in neither form.
+_CUES = {
+    "c-concat": ("side by side", "并排"),              # rules out stacking the rows: the key's very idea
+    "c-ensemble": ("ensemble", "集成"),                 # states one distractor's claim, then asks what is "really" so
+    "c-designed": ("who decides", "是谁决定"),          # presupposes that someone decides (a trick stem)
+    "c-wo-role": ("wide already", "已经是"),            # rules out the shape distractor in one form only
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_stems_do_not_cue_the_key(lang):
+    for item_id, phrases in _CUES.items():
+        for f in concept.FORMS:
+            stem = concept.question(item_id, f, lang).stem.lower()
+            assert not any(p in stem for p in phrases), (item_id, f, stem)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_both_forms_give_the_same_facts(lang):
+    """Isomorphic forms: a fact one form hands the student, the other does too (fp16's two bytes)."""
+    two_bytes = {"en": "2 bytes", "zh": "2 字节"}[lang]
+    for f in concept.FORMS:
+        assert two_bytes in concept.question("c-kv-cache", f, lang).stem, f
