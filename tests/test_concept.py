@@ -1,4 +1,4 @@
-"""The pre/post concept test: two isomorphic forms per item, every distractor a documented misconception with a
+"""The pre/post concept test: two isomorphic forms per item, every distractor a named misconception with a
 source, computed numbers, and a form per student that never repeats."""
 
 from __future__ import annotations
@@ -172,3 +172,25 @@ def test_both_forms_give_the_same_facts(lang):
     two_bytes = {"en": "2 bytes", "zh": "2 字节"}[lang]
     for f in concept.FORMS:
         assert two_bytes in concept.question("c-kv-cache", f, lang).stem, f
+
+
+def _catalog(lang: str, name: str) -> dict:
+    with (BANK_DIR.parent / "i18n" / lang / name).open("rb") as f:
+        return tomllib.load(f)
+
+
+def test_no_text_claims_the_sources_document_the_misconceptions():
+    """The misconceptions' sources publish the right fact; none of them studies what students believe, so no text
+    may say the misconceptions are documented (“有文献记载”) or that every distractor is a real, held one."""
+    with (BANK_DIR.parent / "sources.toml").open("rb") as f:
+        notes = [e["note"][lang] for e in tomllib.load(f).values() for lang in LANGS]
+    texts = [_catalog(lang, "prepost.toml")["prepost"]["method"] for lang in LANGS] + notes
+    for bad in ("documented misconception", "real misconception", "有文献记载", "真实的误解"):
+        assert not any(bad in t for t in texts), bad
+
+
+def test_gain_bands_do_not_overlap():
+    """Hake's low band is 0 ≤ g < 0.3 (analysis.band); a loss (g < 0) is its own band, so “low (< 0.3)” was wrong."""
+    for lang in LANGS:
+        text = _catalog(lang, "prepost.toml")["prepost"]["bands"]
+        assert "0–0.3" in text and "< 0.3" not in text, lang
