@@ -1,10 +1,12 @@
-"""The pre/post concept test: two isomorphic forms per item, every distractor a documented misconception with a
+"""The pre/post concept test: two isomorphic forms per item, every distractor a named misconception with a
 source, computed numbers, and a form per student that never repeats."""
 
 from __future__ import annotations
 
+import random
 import re
 import tomllib
+from difflib import SequenceMatcher
 from fractions import Fraction
 
 import pytest
@@ -12,7 +14,8 @@ import pytest
 from mha_core.counts import kv_cache_bytes, param_counts
 from mha_core.i18n import LANGS
 from mha_core.quiz import concept, grade
-from mha_core.quiz.bank import BANK_DIR
+from mha_core.quiz.bank import BANK_DIR, load_questions
+from mha_core.quiz.generate import RECIPES
 from mha_core.sources import load_sources
 from mha_core.ui.nav import PAGES
 
@@ -99,3 +102,110 @@ def test_form_per_student_never_repeats_and_splits_the_class():
     assert 70 <= firsts.count("a") <= 130
     with pytest.raises(ValueError):
         concept.form_for("ABC123", keys[0], "mid")
+
+
+def test_no_number_is_shown_in_two_places():
+    """A computed option appears once in the whole test (both forms): the same value as another item's key, or as
+    the other form's key, lets a student answer by recognising a number instead of by the idea."""
+    seen: dict[tuple[str, Fraction], tuple[str, str, str]] = {}
+    for i in concept.items():
+        if not i.recipe:
+            continue
+        for f in concept.FORMS:
+            for option, value in concept.option_values(i, f).items():
+                where = seen.setdefault((i.unit, value), (i.id, f, option))
+                assert where == (i.id, f, option), (i.unit, value, where, (i.id, f, option))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_form_repeats_a_class_quiz_question(lang):
+    """The class quiz shows its answers and explanations during the lesson: a post-test form that copies one of its
+    fixed questions (wording or options) is answered from memory."""
+    quiz = load_questions(lang)
+    for i in concept.items():
+        if i.recipe:  # the quiz draws each student's own numbers for these
+            continue
+        for f in concept.FORMS:
+            q = concept.question(i.id, f, lang)
+            texts = {o.text for o in q.options}
+            for other in quiz:
+                assert SequenceMatcher(None, q.stem, other.stem).ratio() < 0.8, (i.id, f, other.id)
+                assert len(texts & {o.text for o in other.options}) < 2, (i.id, f, other.id)
+
+
+_MATH = re.compile(r"^[\d\s×·()=≈√.,]+$")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_math_options_share_one_form(lang):
+    """Options of like form (Haladyna et al. 2002): if one option is a bare expression, all are, and none carries a
+    worked value (“= 8”) the others lack."""
+    for i in concept.items():
+        if i.recipe:
+            continue
+        for f in concept.FORMS:
+            texts = [o.text for o in concept.question(i.id, f, lang).options]
+            bare = [bool(_MATH.match(t)) for t in texts]
+            assert all(bare) or not any(bare), (i.id, f, texts)
+            if all(bare):
+                assert len({("=" in t, "≈" in t) for t in texts}) == 1, (i.id, f, texts)
+
+
+# Stems that gave the key away in one form only (found in review): the phrase may appear in neither form.
+_CUES = {
+    "c-concat": ("side by side", "并排"),              # rules out stacking the rows: the key's very idea
+    "c-ensemble": ("ensemble", "集成"),                 # states one distractor's claim, then asks what is "really" so
+    "c-designed": ("who decides", "是谁决定"),          # presupposes that someone decides (a trick stem)
+    "c-wo-role": ("wide already", "已经是"),            # rules out the shape distractor in one form only
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_stems_do_not_cue_the_key(lang):
+    for item_id, phrases in _CUES.items():
+        for f in concept.FORMS:
+            stem = concept.question(item_id, f, lang).stem.lower()
+            assert not any(p in stem for p in phrases), (item_id, f, stem)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_both_forms_give_the_same_facts(lang):
+    """Isomorphic forms: a fact one form hands the student, the other does too (fp16's two bytes)."""
+    two_bytes = {"en": "2 bytes", "zh": "2 字节"}[lang]
+    for f in concept.FORMS:
+        assert two_bytes in concept.question("c-kv-cache", f, lang).stem, f
+
+
+def _catalog(lang: str, name: str) -> dict:
+    with (BANK_DIR.parent / "i18n" / lang / name).open("rb") as f:
+        return tomllib.load(f)
+
+
+def test_no_text_claims_the_sources_document_the_misconceptions():
+    """The misconceptions' sources publish the right fact; none of them studies what students believe, so no text
+    may say the misconceptions are documented (“有文献记载”) or that every distractor is a real, held one."""
+    with (BANK_DIR.parent / "sources.toml").open("rb") as f:
+        notes = [e["note"][lang] for e in tomllib.load(f).values() for lang in LANGS]
+    texts = [_catalog(lang, "prepost.toml")["prepost"]["method"] for lang in LANGS] + notes
+    for bad in ("documented misconception", "real misconception", "有文献记载", "真实的误解"):
+        assert not any(bad in t for t in texts), bad
+
+
+def test_gain_bands_do_not_overlap():
+    """Hake's low band is 0 ≤ g < 0.3 (analysis.band); a loss (g < 0) is its own band, so “low (< 0.3)” was wrong."""
+    for lang in LANGS:
+        text = _catalog(lang, "prepost.toml")["prepost"]["bands"]
+        assert "0–0.3" in text and "< 0.3" not in text, lang
+
+
+def test_no_form_can_be_drawn_by_the_class_quiz():
+    """The quiz draws each student's numbers for its numeric questions and shows the answer: a concept form with
+    numbers the quiz can draw is, for some students, a question they already saw answered (1 in 36 to 1 in 567 per item
+    before this fix). 20,000 seeds cover every draw of these recipes (a few hundred shapes at most)."""
+    for i in concept.items():
+        if not i.recipe:
+            continue
+        draw = RECIPES[i.recipe].draw
+        drawn = {tuple(sorted(draw(random.Random(s)).items())) for s in range(20_000)}
+        for f in concept.FORMS:
+            assert tuple(sorted(i.forms[f].items())) not in drawn, (i.id, f)

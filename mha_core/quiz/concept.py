@@ -1,6 +1,6 @@
 """The pre/post concept test: items in two isomorphic forms (assets/quiz/concept.toml, texts concept_<lang>.toml),
-every distractor tied to a documented misconception (assets/quiz/misconceptions.toml, with sources), and the form a
-student takes for each test, so that no student meets the same form twice.
+every distractor tied to a named misconception (assets/quiz/misconceptions.toml, with the sources of the fact it
+contradicts), and the form a student takes for each test, so that no student meets the same form twice.
 
 Numbers are computed, never typed: an item with a recipe takes its right option and distractors from
 mha_core.quiz.generate (mha_core.counts), the others their derived numbers from :func:`fields`. Questions are the
