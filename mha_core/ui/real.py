@@ -3,6 +3,7 @@ runs and tables, and the callbacks that move the head selectors."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -14,14 +15,15 @@ import pandas as pd
 import streamlit as st
 
 from mha_core import head_similarity as HS
+from mha_core import head_types, layer_check, threads
 from mha_core import minimal_pair as M
 from mha_core import pretrained as P
-from mha_core import threads
 from mha_core.errors import LabError
 from mha_core.lru import ByteLRU
 from mha_core.markdown import escape
 from mha_core.turns import Turns
 from mha_core.ui import render
+from mha_core.ui.classdb import streamlit_secrets
 from mha_core.ui.i18n import t
 from mha_core.units import head_name
 
@@ -66,23 +68,25 @@ def cache_name(loaded: P.Loaded) -> str:
     return f"{loaded.name}#v{P.RESULTS_VERSION}"
 
 
+def offered_models() -> dict[str, P.ModelChoice]:
+    """The models this server offers by name, the packaged one first: from its configuration (MHA_REAL_MODELS or
+    the secrets' ``real_models`` table), never from the browser."""
+    return {m.name: m for m in P.installed_models(os.environ, streamlit_secrets())}
+
+
 @st.cache_resource(max_entries=3, show_spinner=False)
-def _load(name: str) -> P.Loaded:
-    loaded = P.load(name)
+def _load(name: str, where: str) -> P.Loaded:
+    loaded = P.load(P.ModelChoice(name, where))
     threads.one_thread_each()  # the class computes side by side (TURNS): one core each, no oversubscribed pools
     threads.bounded_heap()     # and what a class computed is given back when it leaves
     return loaded
 
 
-def load(name: str) -> P.Loaded | None:
-    """The model the student named (cached; spinner on first load), or None after showing why not.
-
-    The name is checked before anything touches the file system, and escaped wherever it lands in markdown.
-    """
+def load(choice: P.ModelChoice) -> P.Loaded | None:
+    """An offered model (cached; spinner on first load), or None after one message that names it."""
     try:
-        name = P.check_name(name)
-        with st.spinner(t("real.loading", name=escape(P.shown_name(name or P.PACKAGED))), show_time=True):
-            return _load(name)
+        with st.spinner(t("real.loading", name=escape(choice.name)), show_time=True):
+            return _load(choice.name, choice.where)
     except LabError as err:
         render.show_error(err)
         return None
@@ -185,10 +189,10 @@ def _give_back_while_recent() -> None:
                 return
 
 
-def stats(loaded: P.Loaded, r: P.Run, sentence: str) -> P.HeadStats:
+def stats(loaded: P.Loaded, r: P.Run, sentence: str) -> head_types.HeadStats:
     """Every head's type scores for this sentence (cached)."""
     return RESULTS.get(("stats", cache_name(loaded), sentence),
-                       lambda: P.head_stats(r.attentions, r.special, r.punct))
+                       lambda: head_types.head_stats(r.attentions, r.special, r.punct))
 
 
 def similarity(loaded: P.Loaded, r: P.Run, sentence: str) -> tuple[np.ndarray, np.ndarray]:
@@ -219,9 +223,9 @@ def similarity_table(names: list[str], order: tuple[int, ...], group_of: dict[in
                  column_config={t("real.col_entropy"): st.column_config.NumberColumn(format="%.3f")})
 
 
-def checks(loaded: P.Loaded, r: P.Run, sentence: str) -> list[P.LayerDiff]:
+def checks(loaded: P.Loaded, r: P.Run, sentence: str) -> list[layer_check.LayerDiff]:
     """The core against every layer of the model: each layer's two differences (cached; the traces are not)."""
-    return RESULTS.get(("checks", cache_name(loaded), sentence), lambda: P.check_diffs(loaded, r))
+    return RESULTS.get(("checks", cache_name(loaded), sentence), lambda: layer_check.check_diffs(loaded, r))
 
 
 def importance(loaded: P.Loaded, sentence: str) -> np.ndarray:
@@ -286,13 +290,13 @@ def open_head(layer: int, head: int) -> None:
     st.session_state[HEAD_KEY] = head
 
 
-def _on_select(table_key: str, ranked: list[P.RankedHead]) -> None:
+def _on_select(table_key: str, ranked: list[head_types.RankedHead]) -> None:
     rows = st.session_state[table_key].selection.rows
     if rows:
         open_head(ranked[rows[0]].layer, ranked[rows[0]].head)
 
 
-def ranked_table(ranked: list[P.RankedHead], key: str, score_title: str) -> None:
+def ranked_table(ranked: list[head_types.RankedHead], key: str, score_title: str) -> None:
     """Top heads; selecting a row opens that head in the head view."""
     df = pd.DataFrame({t("real.col_head"): [head_name(r.layer, r.head) for r in ranked],
                        score_title: [round(r.score, 3) for r in ranked]})
@@ -314,13 +318,13 @@ def default_pick(loaded: P.Loaded, r: P.Run, sentence: str) -> None:
     ss = st.session_state
     if ss.get(PICK_FOR_KEY) != (loaded.name, sentence):
         ex = next((e for e in EXAMPLES if e.sentence == sentence), None)
-        pro = P.word_pieces(r.tokens, ex.pronoun) if ex else []
-        ant = P.word_pieces(r.tokens, ex.antecedent) if ex else []
+        pro = head_types.word_pieces(r.tokens, ex.pronoun) if ex else []
+        ant = head_types.word_pieces(r.tokens, ex.antecedent) if ex else []
         ss[PICK_FROM_KEY], ss[PICK_TO_KEY] = (pro or [1])[0], (ant or [min(2, r.n - 1)])[0]
         ss[PICK_FOR_KEY] = (loaded.name, sentence)
 
 
-def fit_head_view(loaded: P.Loaded, first: P.RankedHead) -> None:
+def fit_head_view(loaded: P.Loaded, first: head_types.RankedHead) -> None:
     """The head view's layer and head: ``first`` on the first visit, then kept, within this model's size."""
     ss = st.session_state
     ss[LAYER_KEY] = min(int(first.layer if ss.get(LAYER_KEY) is None else ss[LAYER_KEY]), loaded.n_layers - 1)

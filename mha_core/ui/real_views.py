@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from mha_core import head_similarity as HS
+from mha_core import head_types
 from mha_core import minimal_pair as M
 from mha_core import pretrained as P
 from mha_core.charts import real as charts
@@ -18,7 +19,7 @@ from mha_core.units import head_name
 from mha_core.walkthrough import token_labels
 
 
-def similarity_section(loaded: P.Loaded, r: P.Run, sentence: str, stats: P.HeadStats) -> None:
+def similarity_section(loaded: P.Loaded, r: P.Run, sentence: str, stats: head_types.HeadStats) -> None:
     """Every pair of heads' distance on this sentence, grouped at the student's threshold, beside type and entropy."""
     st.subheader(t("real.sim_title"))
     st.markdown(t("real.sim_explain", max=HS.JS_MAX))
@@ -35,7 +36,7 @@ def similarity_section(loaded: P.Loaded, r: P.Run, sentence: str, stats: P.HeadS
                                  help=t("real.sim_threshold_help", max=HS.JS_MAX))
     grouping = HS.group_heads(dist, threshold)
     group_of = {h: g for g, members in enumerate(grouping.groups) for h in members}
-    kinds = [P.head_label(stats, i // loaded.n_heads, i % loaded.n_heads).kind for i in range(n_all)]
+    kinds = [head_types.head_label(stats, i // loaded.n_heads, i % loaded.n_heads).kind for i in range(n_all)]
     render.chart(charts.similarity_map, dist, names, grouping.order, title=t("real.sim_map"),
                  value_title=t("real.sim_value"), max_value=HS.JS_MAX)
     R.similarity_table(list(names), grouping.order, group_of, kinds, entropy)

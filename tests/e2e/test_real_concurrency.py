@@ -12,6 +12,7 @@ import pytest
 from servers import start_server, stop_server
 
 from benchmarks.cluster import Student
+from mha_core import layer_check
 from mha_core import pretrained as P
 from mha_core.i18n import translate
 
@@ -31,10 +32,10 @@ SENTENCES = (
 
 def _verdict(loaded: P.Loaded, sentence: str) -> str:
     """What the page says under the layer check for this sentence, computed here, alone."""
-    checks = P.check_all(loaded, P.run(loaded, sentence))
+    checks = layer_check.check_all(loaded, P.run(loaded, sentence))
     worst = max(max(c.weights_diff, c.output_diff) for c in checks)
     assert all(c.ok for c in checks)
-    return translate("en", "real.all_pass", L=loaded.n_layers, worst=f"{worst:.1e}", tol=f"{P.TOLERANCE:.0e}")
+    return translate("en", "real.all_pass", L=loaded.n_layers, worst=f"{worst:.1e}", tol=f"{layer_check.TOLERANCE:.0e}")
 
 
 async def _student(base: str, sentence: str) -> tuple[list[str], float]:
@@ -52,7 +53,7 @@ async def _student(base: str, sentence: str) -> tuple[list[str], float]:
 
 
 def test_eight_students_at_once_each_get_their_own_sentence_s_verdict():
-    loaded = P.load(P.PACKAGED)
+    loaded = P.load()
     expected = {s: _verdict(loaded, s) for s in SENTENCES}
     tokens = {s: translate("en", "real.tokens", n=P.run(loaded, s).n) for s in SENTENCES}
     proc, base = start_server(timeout=120)
