@@ -64,9 +64,14 @@ def bounded_heap() -> bool:
         return False
 
 
-def one_thread_each() -> None:
-    """numpy's BLAS and, once loaded, torch's intra-op pool to one thread each (idempotent, process-wide)."""
-    _blas_call(_BLAS_SETTERS, 1)
+def set_threads(n: int) -> None:
+    """numpy's BLAS and, once loaded, torch's intra-op pool to ``n`` threads each (process-wide)."""
+    _blas_call(_BLAS_SETTERS, n)
     torch = sys.modules.get("torch")  # never imported here: a page without a model must not pay for torch
-    if torch is not None and torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
+    if torch is not None and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def one_thread_each() -> None:
+    """One thread each (idempotent): what the app server computes with."""
+    set_threads(1)
