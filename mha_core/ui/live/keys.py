@@ -4,32 +4,16 @@ browser tests find its containers by them)."""
 from __future__ import annotations
 
 # --- session keys (values, not widgets) ---
-PRESENTER_KEY = "live_presenter"   # session: the Lesson this session presents (absent: not presenting)
-PLAN_KEY = "live_plan"             # session: the Plan the presenter teaches
-PUBLISHED_KEY = "live_published"   # session: (version, LiveState) the presenter published last
-GOTO_KEY = "live_goto"             # session: the page the presenter's next full run switches to
+PRESENTER_KEY = "live_presenter"   # session: lesson.Presenter, the lesson this session presents (absent: none)
+FOLLOWER_KEY = "live_follower"     # session: lesson.Follower, what this member's session knows of following
 PAGE_KEY = "live_page"             # session: the page of this run (the vote keys of render.predict)
-FOLLOW_KEY = "live_follow"         # session: False once the student chose to explore on their own
-SEEN_KEY = "live_seen"             # session: Seen, the class's live state as this member read it last
-APPLIED_KEY = "live_applied"       # session: the version a full run of this member last drew to its end
-APPLIED_AT_KEY = "_live_applied_at"  # session: (time.time() when that full run ended, its duration in s)
-RUN_START_KEY = "_live_run_start"  # session: time.time() when this member's current full run began
-REASKED_KEY = "_live_reasked"      # session: (version, times a poll asked to draw it again: not confirmed)
-PENDING_KEY = "_live_pending"      # session: the version the current full run copied (APPLIED once it ends)
-ASKED_KEY = "_live_asked"          # session: (version, times a poll asked for a full run to draw it)
-BEAT_KEY = "live_beat"             # session: time.time() of the member's last heartbeat
-STEPS_KEY = "live_steps"           # session: (class id, lesson start, number of steps) for the student's banner
 VOTED_KEY = "live_voted"           # session: {(vote key, round): choice} of this student's stored votes
 VOTES_READ_KEY = "_live_votes_read"  # session: (class id, vote keys whose stored votes of this student were read)
 RESENT_KEY = "_live_resent"        # session: the unsent votes this session took back and sent again
 EDIT_KEY = "live_edit"             # session: (class id, Plan) in the teacher's plan editor
-FULL_RUN_KEY = "_live_full_run"    # session: True while frame's fragment runs inside a full run
-DRAWN_KEY = "_live_drawn"          # session: whether the page was last drawn following (its votes or predictions)
-BANNER_VERSION_KEY = "_live_banner_version"  # session: the live version the banner was last drawn from
 FLASH_KEY = "live_flash"           # session: a LabError a live callback left, to show once
 VOTE_FLASH_KEY = "live_vote_flash"  # session: a LabError of the student's last vote, to show under the vote
 VOTE_FAILED_KEY = "live_vote_failed"  # session: True when the database failed the last send (offer "send again")
-CONFLICT_KEY = "live_conflict"     # session: True once another window presented: this one shows, publishes nothing
 
 # The class page's keys the projector reads or sets (teacher.py and classroom.py import this module, so they are
 # named here; test_live_page holds them equal to the owners'):

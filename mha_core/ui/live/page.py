@@ -12,18 +12,10 @@ import streamlit as st
 
 from mha_core.ui import present, student
 from mha_core.ui.live.follow import banner, follow_idle, follow_live
-from mha_core.ui.live.keys import (
-    BANNER_VERSION_KEY,
-    DRAWN_KEY,
-    FULL_RUN_KEY,
-    LIVE_QUERY,
-    PAGE_KEY,
-    RUN_START_KEY,
-    SEEN_KEY,
-)
+from mha_core.ui.live.keys import LIVE_QUERY, PAGE_KEY
 from mha_core.ui.live.presenter import presenter_bar
 from mha_core.ui.live.projector import projector
-from mha_core.ui.live.session import Seen, following, live_seen, presenting
+from mha_core.ui.live.session import follower, following, live_seen, presenting, set_follower
 
 RUNS_AT_ONCE = 1      # a process draws this many following students' full runs at a time (the rest wait)
 TURN_WAIT_S = 30.0    # a run waits at most this long for its turn, then runs anyway
@@ -69,19 +61,17 @@ def frame(current_key: str) -> None:
         return
     if not present.presenting() and st.query_params.get(student.STUDENT_PARAM) != m.key:
         st.query_params[student.STUDENT_PARAM] = m.key  # a reload or a restart finds the member (and their votes)
-    ss[FULL_RUN_KEY] = True
-    ss[RUN_START_KEY] = time.time()
-    ss[DRAWN_KEY] = following()
+    set_follower(follower().run_begins(time.time()))
     try:
-        if isinstance(ss.get(SEEN_KEY), Seen) and ss[SEEN_KEY].class_id == m.class_id and ss[SEEN_KEY].state:
+        if follower().live(m.class_id) is not None:
             follow_live(m, current_key)
         else:
             follow_idle(m, current_key)
     finally:
-        ss[FULL_RUN_KEY] = False
+        set_follower(follower().run_framed())
     state = live_seen()
     if state is None and LIVE_QUERY in st.query_params:  # the lesson ended: the address no longer follows one
         del st.query_params[LIVE_QUERY]
     if state is not None:  # drawn by the full run only: a poll that changes nothing draws nothing
-        ss[BANNER_VERSION_KEY] = ss[SEEN_KEY].version
+        set_follower(follower().bannered())
         banner(m, state)

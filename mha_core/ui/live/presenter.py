@@ -14,21 +14,9 @@ from mha_core.ui import render
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.join import join_link, qr_png, turnout
-from mha_core.ui.live.keys import (
-    BAR_KEY,
-    CONFLICT_KEY,
-    END_KEY,
-    FLASH_KEY,
-    GOTO_KEY,
-    NEXT_KEY,
-    PLAN_KEY,
-    PRESENTER_KEY,
-    PREV_KEY,
-    PUBLISHED_KEY,
-    TAKE_OVER_KEY,
-)
+from mha_core.ui.live.keys import BAR_KEY, END_KEY, FLASH_KEY, NEXT_KEY, PRESENTER_KEY, PREV_KEY, TAKE_OVER_KEY
 from mha_core.ui.live.publish import conflict, on_end, on_step, on_take_over, sync
-from mha_core.ui.live.session import Lesson, go, presenting, published
+from mha_core.ui.live.session import Lesson, go, presenter
 
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time
@@ -41,32 +29,22 @@ def _clock(seconds: float) -> str:
 
 
 def presenter_bar(current_key: str) -> None:
-    ss = st.session_state
-    lesson = ss[PRESENTER_KEY]
-    goto = ss.pop(GOTO_KEY, None)
-    if goto is not None and goto != current_key:
-        go(goto)
-    if published() is None:  # lost its state (should not happen): read it back
-        try:
-            version, state = storage().read_live(lesson.class_id)
-        except LabError as err:
-            render.show_error(err)
-            return
-        if state is None:  # ended elsewhere
-            on_end()
-            return
-        ss[PUBLISHED_KEY] = (version, state)
+    """The presenter's run: switch to the page its last move named, publish what changed, draw the bar."""
+    p = presenter()
+    st.session_state[PRESENTER_KEY] = p.going(None)
+    if p.goto is not None and p.goto != current_key:
+        go(p.goto)
     try:
         sync(current_key)
     except LabError as err:
         render.show_error(err)
-    if not presenting():  # the lesson ended in another window
+    p = presenter()
+    if p is None:  # the lesson ended in another window
         st.rerun()
-    if ss.get(GOTO_KEY, current_key) != current_key:  # another window moved the class: show its page
+    if p.goto not in (None, current_key):  # another window moved the class: show its page
         st.rerun()
     render.show_flash(FLASH_KEY)
-    plan, state = ss[PLAN_KEY], published()
-    stale = bool(ss.get(CONFLICT_KEY))
+    lesson, plan, state, stale = p.lesson, p.plan, p.state, p.conflict
     with st.container(border=True, key=BAR_KEY):
         if stale:
             _other_window(plan, state)
@@ -111,22 +89,23 @@ def join_card(lesson: Lesson, qr_width: int) -> None:
 @st.fragment(run_every=COUNT_POLL_S)
 def _presenter_clock(lesson: Lesson, current_key: str) -> None:
     """Step, timer against the plan and who follows; ticks every second (and publishes a late setting change)."""
-    ss = st.session_state
-    if not presenting():
+    p = presenter()
+    if p is None:
         return
-    stale = bool(ss.get(CONFLICT_KEY))
+    stale = p.conflict
     try:
         sync(current_key)
-        if presenting() and not ss.get(CONFLICT_KEY) and storage().read_live(lesson.class_id)[0] != \
-                ss[PUBLISHED_KEY][0]:  # another window presented since: say so now, not at the next click
-            conflict(lesson)
+        p = presenter()
+        if p is not None and not p.conflict and storage().read_live(p.class_id)[0] != p.version:
+            conflict(p)  # another window presented since: say so now, not at the next click
         following_n, present_n = storage().presence(lesson.class_id)
     except LabError as err:
         render.show_error(err)
         following_n = present_n = None
-    if not presenting() or bool(ss.get(CONFLICT_KEY)) != stale:
+    p = presenter()
+    if p is None or p.conflict != stale:
         st.rerun(scope="app")  # the whole bar and page change: ended, or another window presents
-    plan, state = ss[PLAN_KEY], published()
+    plan, state = p.plan, p.state
     step = min(state.step, len(plan.steps) - 1)
     clock = timer(plan, step, state.step_started_at, state.lesson_started_at, time.time())
     cols = st.columns([3, 3, 2], vertical_alignment="center")

@@ -4,55 +4,54 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import streamlit as st
 
 from mha_core.errors import LabError
-from mha_core.lesson import LESSON_PAGES, LiveState, Plan, default_plan, snapshot
+from mha_core.lesson import LiveState, Plan, default_plan, snapshot
+from mha_core.lesson.presenter import Lesson, Presenter, moved_step, step_state, synced
 from mha_core.ui import present
 from mha_core.ui.classdb import storage
-from mha_core.ui.live.keys import CONFLICT_KEY, GOTO_KEY, LESSON_QUERY, PLAN_KEY, PRESENTER_KEY, PUBLISHED_KEY
-from mha_core.ui.live.session import Lesson, flash, published
+from mha_core.ui.live.keys import LESSON_QUERY, PRESENTER_KEY
+from mha_core.ui.live.session import flash, presenter
 
 
-def publish(lesson: Lesson, state: LiveState, fresh: bool = False) -> bool:
+def _keep(p: Presenter) -> None:
+    st.session_state[PRESENTER_KEY] = p
+
+
+def publish(state: LiveState) -> bool:
     """Write the state for every follower; remember what was written. Compare-and-set on the version this window
-    last saw (unless ``fresh``: a new lesson), so a stale window never moves the class back: False when another
-    window presented since (this window then shows the class's state and publishes nothing until "take over")."""
-    ss = st.session_state
-    if ss.get(CONFLICT_KEY) and not fresh:
+    last saw, so a stale window never moves the class back: False when another window presented since (this window
+    then shows the class's state and publishes nothing until "take over")."""
+    p = presenter()
+    if p is None or p.conflict:
         return False
-    seen = None if fresh or PUBLISHED_KEY not in ss else ss[PUBLISHED_KEY][0]
-    version = storage().publish_live(lesson.class_id, state, seen)
+    version = storage().publish_live(p.class_id, state, p.version)
     if version is None:
-        conflict(lesson)
+        conflict(p)
         return False
-    ss[PUBLISHED_KEY] = (version, state)
+    _keep(p.published(version, state))
     return True
 
 
-def conflict(lesson: Lesson) -> None:
+def conflict(p: Presenter) -> None:
     """Another window presents this lesson: show the class's state (its page next) and say so; an ended lesson
     ends here too."""
-    ss = st.session_state
-    version, state = storage().read_live(lesson.class_id)
+    version, state = storage().read_live(p.class_id)
     if state is None:
         stop()
         return
-    ss[PUBLISHED_KEY] = (version, state)
-    ss[CONFLICT_KEY] = True
-    ss[GOTO_KEY] = state.page
+    _keep(p.outrun(version, state))
 
 
 def on_take_over() -> None:
     """"Take over": present from this window again, from where the class is (its step, page and settings)."""
-    ss = st.session_state
-    lesson = ss.get(PRESENTER_KEY)
-    if not isinstance(lesson, Lesson):
+    p = presenter()
+    if p is None:
         return
     try:
-        version, state = storage().read_live(lesson.class_id)
+        version, state = storage().read_live(p.class_id)
     except LabError as err:
         flash(err)
         return
@@ -60,40 +59,28 @@ def on_take_over() -> None:
         stop()
         return
     for key, value in state.settings:  # a callback: before the sidebar's widgets are drawn
-        ss[key] = value
-    ss[PUBLISHED_KEY] = (version, state)
-    ss[GOTO_KEY] = state.page
-    ss.pop(CONFLICT_KEY, None)
+        st.session_state[key] = value
+    _keep(p.taken_over(version, state))
 
 
-def step_state(plan: Plan, step: int, last: LiveState | None, now: float) -> LiveState:
-    """The state of step ``step`` just begun (settings and lesson start carried over)."""
-    s = plan.steps[step]
-    return LiveState(step=step, page=s.page, settings=snapshot(st.session_state), vote=None, questions=s.questions,
-                     step_started_at=now, lesson_started_at=last.lesson_started_at if last else now)
-
-
-def begin(lesson: Lesson, plan: Plan, state: LiveState) -> None:
-    """This session presents ``lesson`` from ``state`` on: presentation mode, and its page next."""
-    ss = st.session_state
-    ss[PRESENTER_KEY], ss[PLAN_KEY] = lesson, plan
-    ss[GOTO_KEY] = state.page
-    ss.pop(CONFLICT_KEY, None)
+def begin(p: Presenter) -> None:
+    """This session presents from ``p`` on: presentation mode, and its page next."""
+    _keep(p)
     present.on_start()
-    st.query_params[LESSON_QUERY] = lesson.code
+    st.query_params[LESSON_QUERY] = p.code
 
 
 def start(lesson: Lesson, plan: Plan) -> None:
     """"Teach live": ``plan`` is saved with the class (so every student and replica counts the same steps) and step
-    0 is published."""
+    0 is published (a new lesson: no compare-and-set)."""
     try:
         storage().save_plan(lesson.class_id, plan)
-        state = step_state(plan, 0, None, time.time())
-        publish(lesson, state, fresh=True)
+        state = step_state(plan, 0, None, snapshot(st.session_state), time.time())
+        version = storage().publish_live(lesson.class_id, state, None)
     except LabError as err:
         flash(err)
         return
-    begin(lesson, plan, state)
+    begin(Presenter.begin(lesson, plan, version, state))
 
 
 def on_resume(lesson: Lesson) -> None:
@@ -108,34 +95,33 @@ def on_resume(lesson: Lesson) -> None:
         return
     for key, value in state.settings:  # where the class is: a fresh session (a restart) must not reset h, the sentence
         st.session_state[key] = value
-    st.session_state[PUBLISHED_KEY] = (version, state)
-    begin(lesson, plan, state)
+    begin(Presenter.begin(lesson, plan, version, state))
 
 
 def on_step(delta: int) -> None:
     """Previous / next step: publish the step's page (its clock starts now) and go there."""
-    ss = st.session_state
-    plan, last = ss[PLAN_KEY], published()
-    step = max(0, min(len(plan.steps) - 1, last.step + delta))
-    if step == last.step:
+    p = presenter()
+    if p is None:
         return
-    state = step_state(plan, step, last, time.time())
+    step = moved_step(p.plan, p.state, delta)
+    if step == p.state.step:
+        return
+    state = step_state(p.plan, step, p.state, snapshot(st.session_state), time.time())
     try:
-        if not publish(ss[PRESENTER_KEY], state):
+        if not publish(state):
             return  # another window presents: this one now shows where the class is
     except LabError as err:
         flash(err)
         return
-    ss[GOTO_KEY] = state.page
+    _keep(presenter().going(state.page))
 
 
 def on_end() -> None:
     """End the lesson: students stop following; this session stops presenting."""
-    ss = st.session_state
-    lesson = ss.get(PRESENTER_KEY)
+    p = presenter()
     try:
-        if isinstance(lesson, Lesson):
-            storage().end_live(lesson.class_id)
+        if p is not None:
+            storage().end_live(p.class_id)
     except LabError as err:
         flash(err)
         return
@@ -144,33 +130,16 @@ def on_end() -> None:
 
 def stop() -> None:
     """This session stops presenting."""
-    for key in (PRESENTER_KEY, PLAN_KEY, PUBLISHED_KEY, GOTO_KEY, CONFLICT_KEY):
-        st.session_state.pop(key, None)
+    st.session_state.pop(PRESENTER_KEY, None)
     st.query_params.pop(LESSON_QUERY, None)
     present.stop()
 
 
-def _step_of(plan: Plan, page: str, step: int) -> int:
-    """The step that shows ``page``: this one, else the next one that does, else the first; else unchanged."""
-    order = [*range(step, len(plan.steps)), *range(0, step)]
-    return next((i for i in order if plan.steps[i].page == page), step)
-
-
 def sync(current_key: str) -> None:
     """Publish when the page (the teacher navigated) or a followed setting changed; a vote ends with its page."""
-    ss = st.session_state
-    if ss.get(CONFLICT_KEY):  # another window presents: this one changes nothing until it takes over
+    p = presenter()
+    if p is None or p.conflict:  # another window presents: this one changes nothing until it takes over
         return
-    lesson, plan, last = ss[PRESENTER_KEY], ss[PLAN_KEY], published()
-    new = last
-    if current_key != last.page and current_key in LESSON_PAGES:
-        step = _step_of(plan, current_key, last.step)
-        questions = plan.steps[step].questions if plan.steps[step].page == current_key else ()
-        new = replace(new, step=step, page=current_key, vote=None, questions=questions,
-                      step_started_at=time.time() if step != last.step else last.step_started_at)
-    settings = snapshot(ss)
-    if settings != new.settings:
-        new = replace(new, settings=settings)
-    if new != last:
-        publish(lesson, new)
-
+    new = synced(p.plan, p.state, current_key, snapshot(st.session_state), time.time())
+    if new != p.state:
+        publish(new)

@@ -1,35 +1,21 @@
-"""Who this session is in a live lesson (presenter, following member, neither) and the wing's small shared helpers."""
+"""Who this session is in a live lesson (presenter, following member, neither), its one ``Presenter`` or
+``Follower`` value, and the wing's small shared helpers."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import streamlit as st
 
 from mha_core.classroom import Member
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState
+from mha_core.lesson.follow import Follower
 from mha_core.lesson.plan import QUIZ_PAGE
+from mha_core.lesson.presenter import Lesson, Presenter
 from mha_core.ui import render, student
-from mha_core.ui.live.keys import FLASH_KEY, FOLLOW_KEY, PAGE_KEY, PRESENTER_KEY, PUBLISHED_KEY, SEEN_KEY
+from mha_core.ui.live.keys import FLASH_KEY, FOLLOWER_KEY, PAGE_KEY, PRESENTER_KEY
 from mha_core.ui.nav import spec
 
-
-@dataclass(frozen=True)
-class Lesson:
-    """The class a presenter teaches live."""
-
-    class_id: int
-    code: str
-
-
-@dataclass(frozen=True)
-class Seen:
-    """A member's last read of their class's live state."""
-
-    class_id: int
-    version: int
-    state: LiveState | None
+__all__ = ["Lesson", "Presenter"]
 
 
 def flash(err: LabError) -> None:
@@ -47,9 +33,15 @@ def go(page: str) -> None:
 
 # --- who this session is in a live lesson ---
 
+def presenter() -> Presenter | None:
+    """The lesson this session presents (None: it presents none)."""
+    p = st.session_state.get(PRESENTER_KEY)
+    return p if isinstance(p, Presenter) else None
+
+
 def presenting() -> bool:
     """This session presents a live lesson (app.py keeps its sidebar: the settings are what students follow)."""
-    return isinstance(st.session_state.get(PRESENTER_KEY), Lesson)
+    return presenter() is not None
 
 
 def member() -> Member | None:
@@ -57,22 +49,32 @@ def member() -> Member | None:
     return m if isinstance(m, Member) else None
 
 
+def follower() -> Follower:
+    """What this session knows of following its class's live lesson (a fresh one before the first poll)."""
+    f = st.session_state.get(FOLLOWER_KEY)
+    return f if isinstance(f, Follower) else Follower()
+
+
+def set_follower(f: Follower) -> None:
+    """Keep the session's new ``Follower``."""
+    st.session_state[FOLLOWER_KEY] = f
+
+
 def following() -> bool:
     """This member follows the teacher (not exploring on their own)."""
-    return bool(st.session_state.get(FOLLOW_KEY, True))
+    return follower().following
 
 
 def live_seen() -> LiveState | None:
     """The live state of the member's class as last read, when this session is still in that class."""
-    seen, m = st.session_state.get(SEEN_KEY), member()
-    if not isinstance(seen, Seen) or m is None or seen.class_id != m.class_id:
-        return None
-    return seen.state
+    m = member()
+    return None if m is None else follower().live(m.class_id)
 
 
 def published() -> LiveState | None:
-    pub = st.session_state.get(PUBLISHED_KEY)
-    return pub[1] if pub else None
+    """The live state this presenter published (or read) last; None when it presents nothing."""
+    p = presenter()
+    return None if p is None else p.state
 
 
 def active_vote_role() -> str | None:

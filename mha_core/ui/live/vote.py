@@ -22,7 +22,6 @@ from mha_core.ui.live.keys import (
     CLOSE_KEY,
     FLASH_KEY,
     OPEN_KEY,
-    PRESENTER_KEY,
     RESENT_KEY,
     REVEAL_KEY,
     SEND_KEY,
@@ -34,7 +33,16 @@ from mha_core.ui.live.keys import (
 )
 from mha_core.ui.live.presenter import COUNT_POLL_S
 from mha_core.ui.live.publish import publish
-from mha_core.ui.live.session import Lesson, active_vote_role, current_page, flash, live_seen, member, published
+from mha_core.ui.live.session import (
+    Lesson,
+    active_vote_role,
+    current_page,
+    flash,
+    live_seen,
+    member,
+    presenter,
+    published,
+)
 
 # The process's votes the database did not take, by student id (bounded, thread-safe: mha_core.quiz.store.Unsent),
 # so that a reload (a new session; the address keeps the student id) finds the choice and sends it again.
@@ -47,12 +55,11 @@ def _unsent_key(m: Member, vote: VoteState) -> str:
 
 def on_vote(vote: VoteState | None) -> None:
     """The presenter moves the vote: open, close and show the histogram, vote again, reveal."""
-    ss = st.session_state
     last = published()
     if last is None:
         return
     try:
-        publish(ss[PRESENTER_KEY], replace(last, vote=vote))
+        publish(replace(last, vote=vote))
     except LabError as err:
         flash(err)
 
@@ -68,13 +75,12 @@ def vote_box(key: str, prompt: str, options: Sequence[str], answer: int, explana
 
 
 def _teacher_vote(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
-    ss = st.session_state
     last = published()
     vote = last.vote
     if vote is not None and vote.key != key:
         if vote.key.startswith(f"{current_page()}."):  # the settings changed the question: its vote ends
             try:
-                publish(ss[PRESENTER_KEY], replace(last, vote=None))
+                publish(replace(last, vote=None))
             except LabError as err:
                 render.show_error(err)
         vote = None
@@ -85,12 +91,12 @@ def _teacher_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
                   on_click=on_vote, args=(VoteState(key, 1, "open", answer, len(options)),))
         return
     if vote.phase == "open":
-        _vote_count(ss[PRESENTER_KEY], key, vote.round)
+        _vote_count(presenter().lesson, key, vote.round)
         st.button(t("live.vote_close"), key=CLOSE_KEY, type="primary", icon=":material/bar_chart:",
                   on_click=on_vote, args=(replace(vote, phase="histogram"),))
         return
     try:
-        rows = storage().votes(ss[PRESENTER_KEY].class_id, key)
+        rows = storage().votes(presenter().class_id, key)
     except LabError as err:
         render.show_error(err)
         return
