@@ -70,6 +70,7 @@ from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, READY, percentile, rss_
 from mha_core.classroom.storage import Storage
 from mha_core.i18n import translate
 from mha_core.lesson import LiveState, VoteState, default_plan, snapshot, vote_key
+from mha_core.lesson.store import publish_live, save_plan
 from mha_core.quiz.store import new_student_id
 from mha_core.settings import H_DIV, SENTENCE, SETTINGS
 
@@ -109,7 +110,7 @@ class Teacher:
 
     def publish(self, state: LiveState) -> float:
         """Publish; the epoch seconds at which the write was committed."""
-        self.store.publish_live(self.class_id, state)
+        publish_live(self.store, self.class_id, state)
         self.state = state
         return time.time()
 
@@ -626,7 +627,7 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
                    browsers: int) -> list[str]:
     """The lesson; the report's lines."""
     info = store.create_class()
-    store.save_plan(info.id, default_plan())
+    save_plan(store, info.id, default_plan())
     values = {s.key: s.default for s in SETTINGS if s.default is not None}
     values[SENTENCE.key] = translate("en", "common.default_sentence")   # the teacher's session: English defaults
     teacher = Teacher(store, info.id, values)

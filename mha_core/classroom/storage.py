@@ -57,8 +57,6 @@ from mha_core.classroom.schema import (
     votes,
 )
 from mha_core.errors import LabError
-from mha_core.lesson.live import LiveState
-from mha_core.lesson.plan import Plan, plan_from_json, plan_to_json
 
 BUSY_TIMEOUT_MS = 5000
 WRITE_QUEUE_S = 30.0  # how long a write waits for its turn among this process's writers (SQLite)
@@ -126,6 +124,15 @@ class AnswerRow:
     correct: bool
     attempts: int
     answered_at: datetime
+
+
+@dataclass(frozen=True)
+class LiveVote:
+    """The live state's vote as the store indexes it (its own columns: a ballot is checked against them in SQL)."""
+
+    key: str
+    round: int
+    phase: str
 
 
 @dataclass(frozen=True)
@@ -561,13 +568,13 @@ class Storage:
         with self.writing() as conn:
             conn.execute(progress.delete().where(progress.c.key == key))
 
-    # --- the live lesson (mha_core.lesson): plan, presenter state, votes, presence ---
+    # --- the live lesson: plan and presenter state as JSON text (mha_core.lesson.store encodes them), votes ---
 
-    def save_plan(self, class_id: int, plan: Plan) -> None:
-        """Store the class's lesson plan (replacing the one before); LabError lesson_class_gone if the class is
-        no longer in the database."""
+    def save_plan_json(self, class_id: int, data: str) -> None:
+        """Store the class's lesson plan (JSON text, replacing the one before); LabError lesson_class_gone if the
+        class is no longer in the database."""
         ins = dialect_insert(self.engine, plans)
-        stmt = ins.values(class_id=class_id, data=plan_to_json(plan), updated_at=_now()).on_conflict_do_update(
+        stmt = ins.values(class_id=class_id, data=data, updated_at=_now()).on_conflict_do_update(
             index_elements=["class_id"], set_={"data": ins.excluded.data, "updated_at": ins.excluded.updated_at})
         try:
             with self.writing() as conn:
@@ -575,31 +582,29 @@ class Storage:
         except exc.IntegrityError:  # the class is gone (foreign key)
             raise LabError("lesson_class_gone") from None
 
-    def load_plan(self, class_id: int) -> Plan | None:
-        """The class's saved plan; None when it has none (use the default). LabError lesson_plan_bad when the stored
-        plan no longer reads (e.g. a question left the bank)."""
+    def load_plan_json(self, class_id: int) -> str | None:
+        """The class's saved plan as stored (JSON text); None when it has none."""
         with self.reading() as conn:
-            data = conn.execute(select(plans.c.data).where(plans.c.class_id == class_id)).scalar()
-        return None if data is None else plan_from_json(data)
+            return conn.execute(select(plans.c.data).where(plans.c.class_id == class_id)).scalar()
 
-    def publish_live(self, class_id: int, state: LiveState, seen: int | None = None) -> int | None:
-        """Make ``state`` the class's live state; the new version (the one before + 1, 1 for the first), assigned
-        atomically so concurrent publishers never share a version. LabError lesson_class_gone without the class.
+    def publish_live_json(self, class_id: int, data: str, vote: LiveVote | None, seen: int | None = None) -> int | None:
+        """Make ``data`` (a live state's JSON text, whose open ``vote`` is given apart) the class's live state; the
+        new version (the one before + 1, 1 for the first), assigned atomically so concurrent publishers never share
+        a version. LabError lesson_class_gone without the class.
 
         With ``seen`` (the version this presenter last read or wrote) it is a compare-and-set in one UPDATE:
         stored only if the version is still ``seen``, else None and nothing stored (another window presented
         since: a stale window must never move the class back)."""
-        vote = state.vote
         if seen is not None:
             cas = (live.update().where(live.c.class_id == class_id, live.c.version == seen).values(
-                version=live.c.version + 1, data=state.to_json(), vote_key=vote and vote.key,
+                version=live.c.version + 1, data=data, vote_key=vote and vote.key,
                 vote_round=vote and vote.round, vote_phase=vote and vote.phase, updated_at=_now(),
             ).returning(live.c.version))
             with self.writing() as conn:
                 return conn.execute(cas).scalar()
         ins = dialect_insert(self.engine, live)
         stmt = ins.values(
-            class_id=class_id, version=1, data=state.to_json(), vote_key=vote and vote.key,
+            class_id=class_id, version=1, data=data, vote_key=vote and vote.key,
             vote_round=vote and vote.round, vote_phase=vote and vote.phase, updated_at=_now(),
         ).on_conflict_do_update(index_elements=["class_id"], set_={
             "version": live.c.version + 1, "data": ins.excluded.data, "vote_key": ins.excluded.vote_key,
@@ -612,14 +617,14 @@ class Storage:
         except exc.IntegrityError:  # the class is gone (foreign key)
             raise LabError("lesson_class_gone") from None
 
-    def read_live(self, class_id: int) -> tuple[int, LiveState | None]:
-        """(version, state) of the class's live lesson: (0, None) when it was never live, (version, None) after
+    def read_live_json(self, class_id: int) -> tuple[int, str | None]:
+        """(version, JSON text) of the class's live lesson: (0, None) when it was never live, (version, None) after
         ``end_live`` (the version keeps growing, so a follower always sees a change)."""
         with self.reading() as conn:
             row = conn.execute(select(live.c.version, live.c.data).where(live.c.class_id == class_id)).first()
         if row is None:
             return 0, None
-        return row.version, (LiveState.from_json(row.data) if row.data else None)
+        return row.version, (row.data or None)
 
     def end_live(self, class_id: int) -> None:
         """End the live lesson: students stop following, and open votes take no more answers."""

@@ -18,6 +18,7 @@ from mha_core.classroom import Member
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState, default_plan
 from mha_core.lesson.follow import Move, poll
+from mha_core.lesson.store import load_plan, read_live
 from mha_core.ui import render
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import t
@@ -43,7 +44,7 @@ def drawn() -> None:
 @st.cache_data(max_entries=64, show_spinner=False)
 def _read_live_in(class_id: int, window: int) -> tuple[int, LiveState | None]:
     """The class's live state as read once in this time window (cached: shared by the process's students)."""
-    return storage().read_live(class_id)
+    return read_live(storage(), class_id)
 
 
 def shared_read(class_id: int) -> tuple[int, LiveState | None]:
@@ -98,7 +99,7 @@ def _steps_in(m: Member, state: LiveState) -> int | None:
     if cached and cached[:2] == (m.class_id, state.lesson_started_at):
         return cached[2]
     try:
-        n = len((storage().load_plan(m.class_id) or default_plan()).steps)
+        n = len((load_plan(storage(), m.class_id) or default_plan()).steps)
     except LabError:
         return None
     set_follower(follower().with_steps(m.class_id, state.lesson_started_at, n))

@@ -7,6 +7,7 @@ import streamlit as st
 from mha_core.errors import LabError
 from mha_core.lesson import LESSON_PAGES, MAX_MINUTES, MAX_STEPS, Plan, Step, default_plan, dropped, moved, retimed
 from mha_core.lesson.plan import QUIZ_PAGE
+from mha_core.lesson.store import load_plan, read_live, save_plan
 from mha_core.ui import render
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import bound_t, t
@@ -45,7 +46,7 @@ def _edited(class_id: int) -> Plan:
     if edit and edit[0] == class_id:
         return edit[1]
     try:
-        plan = storage().load_plan(class_id) or default_plan()
+        plan = load_plan(storage(), class_id) or default_plan()
     except LabError as err:
         flash(err)
         plan = default_plan()
@@ -95,7 +96,7 @@ def _on_start(lesson: Lesson) -> None:
 
 def _on_save(class_id: int) -> None:
     try:
-        storage().save_plan(class_id, _edited(class_id))
+        save_plan(storage(), class_id, _edited(class_id))
     except LabError as err:
         flash(err)
         return
@@ -145,7 +146,7 @@ def plan_card(class_id: int, code: str) -> None:
         row[2].button(t("live.start"), key=START_KEY, type="primary", icon=":material/cast_for_education:",
                       on_click=_on_start, args=(lesson,), width="stretch", help=t("live.start_help"))
         try:
-            running = storage().read_live(class_id)[1]
+            running = read_live(storage(), class_id)[1]
         except LabError:
             running = None
         if running is not None and not presenting():

@@ -10,6 +10,7 @@ import streamlit as st
 from mha_core.classroom import pretty
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState, Plan, timer
+from mha_core.lesson.store import read_live
 from mha_core.ui import render
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import t
@@ -96,7 +97,7 @@ def _presenter_clock(lesson: Lesson, current_key: str) -> None:
     try:
         sync(current_key)
         p = presenter()
-        if p is not None and not p.conflict and storage().read_live(p.class_id)[0] != p.version:
+        if p is not None and not p.conflict and read_live(storage(), p.class_id)[0] != p.version:
             conflict(p)  # another window presented since: say so now, not at the next click
         following_n, present_n = storage().presence(lesson.class_id)
     except LabError as err:

@@ -8,6 +8,7 @@ import streamlit as st
 from mha_core.classroom import pretty
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState
+from mha_core.lesson.store import read_live
 from mha_core.ui import present, render
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import t
@@ -33,7 +34,7 @@ def _projector_class() -> tuple[Lesson, LiveState] | None:
         return None
     try:
         info = storage().find_class(str(code))
-        state = storage().read_live(info.id)[1]
+        state = read_live(storage(), info.id)[1]
     except LabError:  # a stale or mistyped address, or no database: nothing to resume here
         return None
     return None if state is None else (Lesson(info.id, info.code), state)

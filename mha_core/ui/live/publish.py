@@ -10,6 +10,7 @@ import streamlit as st
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState, Plan, default_plan, snapshot
 from mha_core.lesson.presenter import Lesson, Presenter, moved_step, step_state, synced
+from mha_core.lesson.store import load_plan, publish_live, read_live, save_plan
 from mha_core.ui import present
 from mha_core.ui.classdb import storage
 from mha_core.ui.live.keys import LESSON_QUERY, PRESENTER_KEY
@@ -27,7 +28,7 @@ def publish(state: LiveState) -> bool:
     p = presenter()
     if p is None or p.conflict:
         return False
-    version = storage().publish_live(p.class_id, state, p.version)
+    version = publish_live(storage(), p.class_id, state, p.version)
     if version is None:
         conflict(p)
         return False
@@ -38,7 +39,7 @@ def publish(state: LiveState) -> bool:
 def conflict(p: Presenter) -> None:
     """Another window presents this lesson: show the class's state (its page next) and say so; an ended lesson
     ends here too."""
-    version, state = storage().read_live(p.class_id)
+    version, state = read_live(storage(), p.class_id)
     if state is None:
         stop()
         return
@@ -51,7 +52,7 @@ def on_take_over() -> None:
     if p is None:
         return
     try:
-        version, state = storage().read_live(p.class_id)
+        version, state = read_live(storage(), p.class_id)
     except LabError as err:
         flash(err)
         return
@@ -74,9 +75,9 @@ def start(lesson: Lesson, plan: Plan) -> None:
     """"Teach live": ``plan`` is saved with the class (so every student and replica counts the same steps) and step
     0 is published (a new lesson: no compare-and-set)."""
     try:
-        storage().save_plan(lesson.class_id, plan)
+        save_plan(storage(), lesson.class_id, plan)
         state = step_state(plan, 0, None, snapshot(st.session_state), time.time())
-        version = storage().publish_live(lesson.class_id, state, None)
+        version = publish_live(storage(), lesson.class_id, state, None)
     except LabError as err:
         flash(err)
         return
@@ -86,8 +87,8 @@ def start(lesson: Lesson, plan: Plan) -> None:
 def on_resume(lesson: Lesson) -> None:
     """Take over the lesson that is running (e.g. after the teacher's browser reloaded), at its step."""
     try:
-        version, state = storage().read_live(lesson.class_id)
-        plan = storage().load_plan(lesson.class_id) or default_plan()
+        version, state = read_live(storage(), lesson.class_id)
+        plan = load_plan(storage(), lesson.class_id) or default_plan()
     except LabError as err:
         flash(err)
         return
