@@ -162,3 +162,14 @@ def test_a_presenter_outrun_by_another_window_shows_the_class_and_takes_over_exp
     assert (out.version, out.state, out.goto, out.conflict) == (5, theirs, "why", True)
     back = out.going(None).taken_over(6, theirs)
     assert (back.version, back.goto, back.conflict) == (6, "why", False)
+
+
+def test_a_presenter_knows_its_own_write_whose_record_was_lost_from_another_windows():
+    p = Presenter.begin(Lesson(CLASS, "ABC123"), default_plan(), 4, STATE)
+    mine = replace(STATE, settings=(("h", 8),))
+    sending = p.publishing(mine)
+    assert sending.own(5, mine)                                   # the next version, with what it was sending
+    assert not sending.own(5, replace(mine, step=3))              # another window's state
+    assert not sending.own(6, mine) and not sending.own(4, mine)  # not the version after this window's
+    assert not p.own(5, mine)                                     # sending nothing: any newer version is theirs
+    assert sending.published(5, mine).sending is None

@@ -509,3 +509,43 @@ def test_a_vote_the_database_did_not_take_survives_a_reload_and_is_sent_again(st
     assert [(v.choice, v.round) for v in store.votes(info.id)] == [(answer, 1)]
     assert translate("en", "live.vote_in") in [s.value for s in back.success]
     assert live.UNSENT.of(back.session_state["classroom_member"].key) == {}
+
+
+def test_a_presenter_run_stopped_right_after_its_publish_keeps_presenting(store, monkeypatch):
+    """A full rerun request (the teacher's next click, a slider being dragged) stops the running script at its next
+    session-state access: Streamlit checks for one before every st.session_state read or write. Stopped right
+    after its publish committed, the presenter's run never records the version it wrote; the window must not then
+    take its own publish for another window's ("another window presents", publishing nothing more: the class
+    stuck on the old settings, as the live e2e test once saw after an h move)."""
+    import contextlib
+
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+
+    at = teach_live()
+    info = the_class(store)
+    armed = {"write": False, "stop": False}
+    real_writing, real_set = Storage.writing, SafeSessionState.__setitem__
+
+    @contextlib.contextmanager
+    def writing(self):  # noqa: ANN001, ANN202 - Storage.writing, then the stop armed for the next state write
+        with real_writing(self) as conn:
+            yield conn
+        if armed["write"]:
+            armed["write"], armed["stop"] = False, True
+
+    def setitem(self, key, value) -> None:  # noqa: ANN001 - SafeSessionState.__setitem__
+        if armed["stop"]:
+            armed["stop"] = False
+            raise StopException  # as a rerun request arriving right after the commit
+        real_set(self, key, value)
+
+    monkeypatch.setattr(Storage, "writing", writing)
+    monkeypatch.setattr(SafeSessionState, "__setitem__", setitem)
+    armed["write"] = True
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(2).run())  # published, then the run stopped
+    assert not armed["stop"] and dict(read_live(store, info.id)[1].settings)[H_DIV.key] == 2
+    ok(at.run())                                                     # the next run (or the clock's tick)
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(8).run())
+    assert not any(translate("en", "live.take_over") == b.label for b in at.button)
+    assert dict(read_live(store, info.id)[1].settings)[H_DIV.key] == 8  # the class follows the next move

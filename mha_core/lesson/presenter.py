@@ -25,8 +25,8 @@ class Lesson:
 @dataclass(frozen=True)
 class Presenter:
     """The lesson this session presents: its class, plan, the (version, state) it published or read last, the page
-    its next full run switches to, and ``conflict`` once another window presented (this one then publishes nothing
-    until "take over")."""
+    its next full run switches to, ``conflict`` once another window presented (this one then publishes nothing
+    until "take over"), and ``sending``: the state it is writing now, recorded before the write."""
 
     class_id: int
     code: str
@@ -35,6 +35,7 @@ class Presenter:
     state: LiveState
     goto: str | None = None
     conflict: bool = False
+    sending: LiveState | None = None
 
     @classmethod
     def begin(cls, lesson: Lesson, plan: Plan, version: int, state: LiveState) -> Presenter:
@@ -46,9 +47,19 @@ class Presenter:
         """The class taught."""
         return Lesson(self.class_id, self.code)
 
+    def publishing(self, state: LiveState) -> Presenter:
+        """This window is about to write ``state`` (recorded first: see ``own``)."""
+        return replace(self, sending=state)
+
     def published(self, version: int, state: LiveState) -> Presenter:
         """This window wrote ``state`` as ``version``."""
-        return replace(self, version=version, state=state)
+        return replace(self, version=version, state=state, sending=None)
+
+    def own(self, version: int, state: LiveState | None) -> bool:
+        """Whether the class's (``version``, ``state``) is this window's own last write, whose record was lost: a
+        rerun request stops a Streamlit run at its next session-state access, which can be the one right after the
+        write committed. Such a write is the version after this window's, with the state it was sending."""
+        return self.sending is not None and version == self.version + 1 and state == self.sending
 
     def outrun(self, version: int, state: LiveState) -> Presenter:
         """Another window presented since: show the class's (``version``, ``state``), its page next."""

@@ -28,22 +28,31 @@ def publish(state: LiveState) -> bool:
     p = presenter()
     if p is None or p.conflict:
         return False
-    version = publish_live(storage(), p.class_id, state, p.version)
-    if version is None:
-        conflict(p)
-        return False
-    _keep(p.published(version, state))
-    return True
+    for _ in range(2):  # again only after taking back this window's own write whose record was lost
+        _keep(p.publishing(state))  # before the write: the record after it may never happen (Presenter.own)
+        version = publish_live(storage(), p.class_id, state, p.version)
+        if version is not None:
+            _keep(p.published(version, state))
+            return True
+        latest, current = read_live(storage(), p.class_id)
+        if not p.own(latest, current):
+            break
+        p = p.published(latest, current)
+        if current == state:
+            _keep(p)
+            return True
+    conflict(p)
+    return False
 
 
 def conflict(p: Presenter) -> None:
     """Another window presents this lesson: show the class's state (its page next) and say so; an ended lesson
-    ends here too."""
+    ends here too. A version that is this window's own lost write is taken back, not a conflict."""
     version, state = read_live(storage(), p.class_id)
     if state is None:
         stop()
         return
-    _keep(p.outrun(version, state))
+    _keep(p.published(version, state) if p.own(version, state) else p.outrun(version, state))
 
 
 def on_take_over() -> None:
