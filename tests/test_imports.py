@@ -6,11 +6,10 @@ under mha_core/ui/, and nothing in mha_core reaching up into the pages or the te
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "mha_core"
@@ -39,9 +38,10 @@ def package_modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
 
 
-def imports(name: str, source: str, is_package: bool = False) -> Iterator[Import]:
+def imports(name: str, source: str | ast.AST, is_package: bool = False) -> Iterator[Import]:
     """Every import in a module's source, anywhere in it (module level, functions, TYPE_CHECKING blocks)."""
-    for node in ast.walk(ast.parse(source, filename=name)):
+    tree = source if isinstance(source, ast.AST) else ast.parse(source, filename=name)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield Import(alias.name, (), node.lineno)
@@ -55,9 +55,16 @@ def imports(name: str, source: str, is_package: bool = False) -> Iterator[Import
             yield Import(target, tuple(a.name for a in node.names), node.lineno)
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree (parsed once per run)."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+@functools.cache
 def imports_of(name: str, path: Path) -> list[Import]:
-    """The imports of one module file."""
-    return list(imports(name, path.read_text(encoding="utf-8"), path.name == "__init__.py"))
+    """The imports of one module file (read once per run)."""
+    return list(imports(name, _tree(path), path.name == "__init__.py"))
 
 
 def resolve(imp: Import, modules: dict[str, Path]) -> set[str]:
@@ -133,9 +140,15 @@ def all_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 MODULES = package_modules()
 
 
+@functools.cache
+def package_graph() -> dict[str, set[str]]:
+    """The package's import graph, built once per run (the tests only read it)."""
+    return import_graph(MODULES)
+
+
 def test_the_graph_sees_the_package():
     """The walk finds the modules and the edges it must (so an empty graph cannot pass the cycle test)."""
-    graph = import_graph(MODULES)
+    graph = package_graph()
     assert {"mha_core.ui.quiz", "mha_core.ui.render", "mha_core.attention"} <= set(graph)
     assert "mha_core.ui.i18n" in graph["mha_core.ui"]          # from mha_core.ui.i18n import …
     assert "mha_core.quiz.bank" in graph["mha_core.ui.quiz"]   # from mha_core.quiz.bank import …
@@ -176,20 +189,21 @@ def test_an_import_counts_the_parent_packages_it_runs():
 
 
 def test_the_package_has_no_import_cycle():
-    cycles = all_cycles(import_graph(MODULES))
+    cycles = all_cycles(package_graph())
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_streamlit_only_under_ui_and_nothing_imports_pages_or_tests(name):
+def test_streamlit_only_under_ui_and_nothing_imports_pages_or_tests():
+    """One check over every module (naming each offender), not one test per module."""
     bad = []
-    for imp in imports_of(name, MODULES[name]):
-        top = imp.module.split(".")[0]
-        if top == "streamlit" and not (name == UI or name.startswith(UI + ".")):
-            bad.append(f"line {imp.line}: streamlit outside {UI}")
-        if top in UPWARD:
-            bad.append(f"line {imp.line}: imports {imp.module} (pages and tests sit above the package)")
-    assert not bad, f"{name}: " + "; ".join(bad)
+    for name, path in sorted(MODULES.items()):
+        for imp in imports_of(name, path):
+            top = imp.module.split(".")[0]
+            if top == "streamlit" and not (name == UI or name.startswith(UI + ".")):
+                bad.append(f"{name} line {imp.line}: streamlit outside {UI}")
+            if top in UPWARD:
+                bad.append(f"{name} line {imp.line}: imports {imp.module} (pages and tests sit above the package)")
+    assert not bad, "; ".join(bad)
 
 
 # Third-party libraries heavy enough to load only when used (seconds and hundreds of MiB, or an optional extra): a
@@ -200,13 +214,14 @@ LAZY_NOTE = "# lazy:"
 
 def function_imports(name: str, path: Path) -> Iterator[tuple[ast.stmt, str]]:
     """Imports inside a function (or method) of a module, with their source line."""
-    source = path.read_text(encoding="utf-8")
-    lines = source.splitlines()
-    for fn in ast.walk(ast.parse(source, filename=name)):
-        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-            for node in ast.walk(fn):
-                if isinstance(node, ast.Import | ast.ImportFrom):
-                    yield node, lines[node.lineno - 1]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    todo: list[tuple[ast.AST, bool]] = [(_tree(path), False)]
+    while todo:
+        node, in_function = todo.pop()
+        if in_function and isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, lines[node.lineno - 1]
+        inside = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        todo.extend((child, inside) for child in ast.iter_child_nodes(node))
 
 
 def loads_heavy(module: str, modules: dict[str, Path]) -> bool:
@@ -217,8 +232,7 @@ def loads_heavy(module: str, modules: dict[str, Path]) -> bool:
         if m in seen or m not in modules:
             continue
         seen.add(m)
-        tree = ast.parse(modules[m].read_text(encoding="utf-8"))
-        for node in tree.body:
+        for node in _tree(modules[m]).body:
             if not isinstance(node, ast.Import | ast.ImportFrom):
                 continue
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -233,7 +247,7 @@ def loads_heavy(module: str, modules: dict[str, Path]) -> bool:
 def late_imports(name: str, path: Path, modules: dict[str, Path]) -> list[str]:
     """Function-level imports of project modules that are not a noted lazy load of a heavy library."""
     bad = []
-    for node, line in function_imports(name, path):
+    for node, line in sorted(function_imports(name, path), key=lambda found: found[0].lineno):
         imp = next(imports(name, ast.unparse(node), path.name == "__init__.py"))
         targets = resolve(imp, modules)
         if not targets:
@@ -268,7 +282,7 @@ def test_no_function_level_import_of_a_project_module():
 
 def test_the_class_store_knows_no_lesson_type():
     """mha_core.classroom stores the lesson's plan and state as JSON text; mha_core.lesson encodes them."""
-    graph = import_graph(MODULES)
+    graph = package_graph()
     bad = sorted(f"{m} -> {d}" for m in graph if m.startswith(f"{PACKAGE}.classroom")
                  for d in graph[m] if d == f"{PACKAGE}.lesson" or d.startswith(f"{PACKAGE}.lesson."))
     assert not bad, "; ".join(bad)
