@@ -4,6 +4,7 @@ and publishing (presenter, publish), the projector that lost its session (projec
 run are in page. The plan, the state and the votes' figures are pure code in ``mha_core.lesson``.
 """
 
+from mha_core.lesson.presenter import Lesson
 from mha_core.ui.live.follow import FOLLOW_POLL_S, drawn
 from mha_core.ui.live.keys import (
     ADD_KEY,
@@ -40,7 +41,7 @@ from mha_core.ui.live.keys import (
 )
 from mha_core.ui.live.page import frame, turn
 from mha_core.ui.live.plan_editor import KEPT, NEW_STEP_MINUTES, plan_card
-from mha_core.ui.live.session import Lesson, active_vote_role, check_questions, current_page, following, presenting
+from mha_core.ui.live.session import active_vote_role, check_questions, current_page, following, presenting
 from mha_core.ui.live.vote import UNSENT, vote_box
 
 __all__ = [

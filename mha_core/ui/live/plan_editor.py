@@ -7,6 +7,7 @@ import streamlit as st
 from mha_core.errors import LabError
 from mha_core.lesson import LESSON_PAGES, MAX_MINUTES, MAX_STEPS, Plan, Step, default_plan, dropped, moved, retimed
 from mha_core.lesson.plan import QUIZ_PAGE
+from mha_core.lesson.presenter import Lesson
 from mha_core.lesson.store import load_plan, read_live, save_plan
 from mha_core.ui import render
 from mha_core.ui.classdb import storage
@@ -24,7 +25,7 @@ from mha_core.ui.live.keys import (
     step_button_key,
 )
 from mha_core.ui.live.publish import on_resume, start
-from mha_core.ui.live.session import Lesson, flash, presenting
+from mha_core.ui.live.session import flash, presenting
 from mha_core.ui.nav import PAGES
 
 # Widget values that survive switching pages (state.keep, by the class page that draws the plan editor): the page

@@ -10,6 +10,7 @@ import streamlit as st
 from mha_core.classroom import pretty
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState, Plan, timer
+from mha_core.lesson.presenter import Lesson
 from mha_core.lesson.store import read_live
 from mha_core.ui import render
 from mha_core.ui.classdb import storage
@@ -17,7 +18,7 @@ from mha_core.ui.i18n import t
 from mha_core.ui.join import join_link, qr_png, turnout
 from mha_core.ui.live.keys import BAR_KEY, END_KEY, FLASH_KEY, NEXT_KEY, PRESENTER_KEY, PREV_KEY, TAKE_OVER_KEY
 from mha_core.ui.live.publish import conflict, on_end, on_step, on_take_over, sync
-from mha_core.ui.live.session import Lesson, go, presenter
+from mha_core.ui.live.session import go, presenter
 
 COUNT_POLL_S = 1.0    # the presenter's live count of votes and its clock
 ON_TIME_S = 60.0      # within a minute of the plan counts as on time

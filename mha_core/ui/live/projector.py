@@ -8,6 +8,7 @@ import streamlit as st
 from mha_core.classroom import pretty
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState
+from mha_core.lesson.presenter import Lesson
 from mha_core.lesson.store import read_live
 from mha_core.ui import present, render
 from mha_core.ui.classdb import storage
@@ -22,7 +23,7 @@ from mha_core.ui.live.keys import (
     TEACHER_KEY,
 )
 from mha_core.ui.live.publish import on_resume
-from mha_core.ui.live.session import Lesson, go
+from mha_core.ui.live.session import go
 
 
 def _projector_class() -> tuple[Lesson, LiveState] | None:

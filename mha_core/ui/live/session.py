@@ -10,19 +10,20 @@ from mha_core.errors import LabError
 from mha_core.lesson import LiveState
 from mha_core.lesson.follow import Follower
 from mha_core.lesson.plan import QUIZ_PAGE
-from mha_core.lesson.presenter import Lesson, Presenter
+from mha_core.lesson.presenter import Lesson as Lesson  # re-exported: vote.py reads it from here
+from mha_core.lesson.presenter import Presenter
 from mha_core.ui import render, student
 from mha_core.ui.live.keys import FLASH_KEY, FOLLOWER_KEY, PAGE_KEY, PRESENTER_KEY
 from mha_core.ui.nav import spec
 
-__all__ = ["Lesson", "Presenter"]
-
 
 def flash(err: LabError) -> None:
+    """Leave ``err`` for the next run to show once (callbacks cannot draw)."""
     render.flash(FLASH_KEY, err)
 
 
 def _script(page: str) -> str:
+    """The script file of a page key."""
     return spec(page).script
 
 
@@ -30,8 +31,6 @@ def go(page: str) -> None:
     """Switch to ``page``, keeping the address's parameters (the class, the student, presenting)."""
     st.switch_page(_script(page), query_params=st.query_params.to_dict())
 
-
-# --- who this session is in a live lesson ---
 
 def presenter() -> Presenter | None:
     """The lesson this session presents (None: it presents none)."""
@@ -45,6 +44,7 @@ def presenting() -> bool:
 
 
 def member() -> Member | None:
+    """The class member this session is (None: not in a class)."""
     m = st.session_state.get(student.MEMBER_KEY)
     return m if isinstance(m, Member) else None
 
