@@ -16,8 +16,8 @@ set them), a widget change is a full rerun, a button press adds its trigger once
 browser's setInterval); timers stop when a full run starts. ``--browsers`` of them are real Chromium pages (a
 phone every other one).
 
-The teacher: this script publishes with ``Storage.publish_live`` exactly the ``LiveState`` the presenter's session
-writes (mha_core.ui.live.publish: ``step_state`` for a step, ``sync`` for a setting; mha_core.ui.live.vote:
+The teacher: this script publishes with ``lesson.store.publish_live`` exactly the ``LiveState`` the presenter's session
+writes (mha_core.lesson.presenter: ``step_state`` for a step, ``synced`` for a setting; mha_core.ui.live.vote:
 ``on_vote`` for a vote's phase: the followed settings are ``lesson.snapshot`` of the presenter's session values;
 the vote key is the one the page's ``render.predict`` builds, read from a student's ballot). Timing it here makes
 the commit time exact.
@@ -120,7 +120,7 @@ class Teacher:
                                       step_started_at=now, lesson_started_at=now))
 
     def move(self, kind: str, value: int) -> float:
-        """A step (publish.step_state: its page, no vote, the clock restarts) or a followed setting (publish.sync)."""
+        """A step (presenter.step_state: its page, no vote, a new clock) or a followed setting (presenter.synced)."""
         if kind == "step":
             s = default_plan().steps[value]
             return self.publish(replace(self.state, step=value, page=s.page, vote=None, questions=s.questions,
