@@ -1,6 +1,6 @@
 """The live lesson's state: what the presenter shows now, which students' screens copy it.
 
-One ``LiveState`` per class lives in the database as JSON (``Storage.publish_live`` / ``read_live``), so every
+One ``LiveState`` per class lives in the database as JSON (``lesson.store.publish_live`` / ``read_live``), so every
 replica serves the same lesson. Pure: no Streamlit. Vote keys are built from language-free parts and SHA-1, never
 Python's ``hash()`` (which differs per process), so every replica and every language agree on them.
 """
