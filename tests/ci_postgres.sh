@@ -21,8 +21,11 @@ DO \$\$ BEGIN
 END \$\$;
 ALTER ROLE mha_test PASSWORD '${_mha_pg_pw}';
 SQL
-if ! runuser -u postgres -- psql -tA -p "${_mha_pg_port}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname='mha_test'" | grep -q 1; then
-  runuser -u postgres -- createdb -p "${_mha_pg_port}" -O mha_test mha_test
-fi
+# one database for a plain run, one per pytest-xdist worker (tests/dbhelpers.py worker_url; pyproject: -n 2)
+for _mha_db in mha_test mha_test_gw0 mha_test_gw1; do
+  if ! runuser -u postgres -- psql -tA -p "${_mha_pg_port}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname='${_mha_db}'" | grep -q 1; then
+    runuser -u postgres -- createdb -p "${_mha_pg_port}" -O mha_test "${_mha_db}"
+  fi
+done
 export MHA_TEST_DATABASE_URL="postgresql+psycopg://mha_test:${_mha_pg_pw}@127.0.0.1:${_mha_pg_port}/mha_test"
-unset _mha_pg_ver _mha_pg_port _mha_pg_pw
+unset _mha_pg_ver _mha_pg_port _mha_pg_pw _mha_db

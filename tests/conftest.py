@@ -19,6 +19,14 @@ def _own_class_database(tmp_path_factory):
         os.environ.pop("MHA_DATABASE_URL", None)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every browser test on one xdist worker (one server and one Chromium at a time, as before the workers): the
+    other worker runs the rest beside them."""
+    for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
 SHORT_BUSY_MS = 200  # a test that holds the database's lock waits this long, not production's 5 s
 
 

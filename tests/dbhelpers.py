@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from mha_core.classroom import Storage, sqlite_url
 from mha_core.classroom.schema import metadata
@@ -23,7 +24,16 @@ def pg_url() -> str:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must test PostgreSQL, but {PG_ENV} is unset (source tests/ci_postgres.sh in .ci/run)")
         pytest.skip(f"PostgreSQL variant: set {PG_ENV} (source tests/ci_postgres.sh starts a local server)")
-    return url
+    return worker_url(url, os.environ.get("PYTEST_XDIST_WORKER", ""))
+
+
+def worker_url(url: str, worker: str) -> str:
+    """The database of this xdist worker ("gw0" -> mha_test_gw0, made by tests/ci_postgres.sh): the tests empty
+    their database before and after, so two workers must never share one."""
+    if not worker:
+        return url
+    parsed = make_url(url)
+    return parsed.set(database=f"{parsed.database}_{worker}").render_as_string(hide_password=False)
 
 
 def _drop_all(url: str) -> None:
