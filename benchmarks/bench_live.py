@@ -17,9 +17,10 @@ browser's setInterval); timers stop when a full run starts. ``--browsers`` of th
 phone every other one).
 
 The teacher: this script publishes with ``Storage.publish_live`` exactly the ``LiveState`` the presenter's session
-writes (mha_core.ui.live: ``_step_state`` for a step, ``_sync`` for a setting, ``_on_vote`` for a vote's phase:
-the followed settings are ``lesson.snapshot`` of the presenter's session values; the vote key is the one the page's
-``render.predict`` builds, read from a student's ballot). Timing it here makes the commit time exact.
+writes (mha_core.ui.live.publish: ``step_state`` for a step, ``sync`` for a setting; mha_core.ui.live.vote:
+``on_vote`` for a vote's phase: the followed settings are ``lesson.snapshot`` of the presenter's session values;
+the vote key is the one the page's ``render.predict`` builds, read from a student's ballot). Timing it here makes
+the commit time exact.
 
 Follow latency: publish committed -> the student's session finished a full run showing the teacher's page and h
 (protocol: the run's page and the address it wrote; Chromium: the page's location, its script stopped).
@@ -118,7 +119,7 @@ class Teacher:
                                       step_started_at=now, lesson_started_at=now))
 
     def move(self, kind: str, value: int) -> float:
-        """A step (live._step_state: its page, no vote, the clock restarts) or a followed setting (live._sync)."""
+        """A step (publish.step_state: its page, no vote, the clock restarts) or a followed setting (publish.sync)."""
         if kind == "step":
             s = default_plan().steps[value]
             return self.publish(replace(self.state, step=value, page=s.page, vote=None, questions=s.questions,

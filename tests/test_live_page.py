@@ -17,6 +17,7 @@ from mha_core.lesson import default_plan, snapshot, tally
 from mha_core.lesson.plan import DEFAULT_CHECK, QUIZ_PAGE
 from mha_core.settings import H_DIV, SENTENCE
 from mha_core.ui import live, teacher
+from mha_core.ui.live import follow
 from mha_core.ui.nav import spec
 
 PAGE = spec("classroom").script
@@ -35,7 +36,7 @@ def db(tmp_path, monkeypatch) -> str:
 @pytest.fixture(autouse=True)
 def unshared_reads(monkeypatch):
     """Every poll reads the database: these tests publish and read back within one window of the shared read."""
-    monkeypatch.setattr(live, "SHARED_READ_S", 1e-6)
+    monkeypatch.setattr(follow, "SHARED_READ_S", 1e-6)
 
 
 @pytest.fixture
@@ -304,12 +305,12 @@ def test_a_process_reads_a_classs_live_state_once_per_window_for_all_its_student
 
     info = store.create_class()
     store.publish_live(info.id, LiveState(step=0, page="overview", settings=()))
-    monkeypatch.setattr(live, "SHARED_READ_S", 3600.0)
-    first = live._read_live(info.id)
+    monkeypatch.setattr(follow, "SHARED_READ_S", 3600.0)
+    first = follow.shared_read(info.id)
     store.publish_live(info.id, LiveState(step=1, page="prereq", settings=()))
-    assert live._read_live(info.id) == first  # the same window: the shared read
-    monkeypatch.setattr(live, "SHARED_READ_S", 1e-6)
-    version, state = live._read_live(info.id)
+    assert follow.shared_read(info.id) == first  # the same window: the shared read
+    monkeypatch.setattr(follow, "SHARED_READ_S", 1e-6)
+    version, state = follow.shared_read(info.id)
     assert version == first[0] + 1 and state.page == "prereq"
 
 
