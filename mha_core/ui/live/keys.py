@@ -44,6 +44,9 @@ START_KEY, RESUME_KEY = "live_start", "live_resume"          # buttons: teach li
 PREV_KEY, NEXT_KEY, END_KEY = "live_prev", "live_next", "live_end"  # the presenter's bar
 EXPLORE_KEY, BACK_KEY = "live_explore", "live_back"          # the student's banner
 OPEN_KEY, CLOSE_KEY, AGAIN_KEY, REVEAL_KEY = "live_vote_open", "live_vote_close", "live_vote_again", "live_vote_reveal"
+SHOW_KEY, FOLLOW_UP_KEY = "live_vote_show", "live_vote_follow_up"  # show round 1's counts; ask the follow-up
+COUNTDOWN_KEY = "live_vote_countdown"                        # the presenter's countdown for the next round (s)
+COACH_KEY = "live_coach"                                     # the presenter's coach (a closed popover)
 SEND_KEY = "live_vote_send"                                  # the student's "send my vote"
 TAKE_OVER_KEY = "live_take_over"                             # the presenter's "take over" after a conflict
 PROJECTOR_RESUME_KEY, PROJECTOR_LOGIN_KEY = "live_projector_resume", "live_projector_login"  # projector buttons
@@ -64,6 +67,11 @@ LESSON_QUERY = "lesson"
 def minutes_key(i: int) -> str:
     """Widget key of step i's minutes in the plan editor."""
     return f"live_plan_min_{i}"
+
+
+def kind_key(i: int) -> str:
+    """Widget key of step i's kind (teach, prediction, ConcepTest) in the plan editor."""
+    return f"live_plan_kind_{i}"
 
 
 def step_button_key(action: str, i: int) -> str:
