@@ -122,7 +122,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     for _ in range(2):  # drop "prereq", then "split": step 2 becomes the attend page (its causal mask, its vote)
         _click(teacher, ".st-key-live_plan_drop_1")
     plan_text = teacher.locator(".st-key-live_plan").inner_text()
-    assert "Steps: 7" in plan_text, plan_text
+    assert "Steps: 6" in plan_text, plan_text
     _click(teacher, ".st-key-live_start")
     _wait_following(teacher, "overview")
     teacher.locator(".st-key-live_bar").wait_for(timeout=FOLLOW_MS)
@@ -141,8 +141,8 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
         assert page.locator('[data-testid="stException"]').count() == 0
         students.append((ctx, page, f"{width}-{locale[:2]}"))
     (_, phone, phone_tag), (_, laptop, laptop_tag) = students
-    assert "1/7" in phone.locator(".st-key-live_banner").inner_text()          # zh: 第 1/7 步
-    assert "step 1/7" in laptop.locator(".st-key-live_banner").inner_text()
+    assert "1/6" in phone.locator(".st-key-live_banner").inner_text()          # zh: 第 1/6 步
+    assert "step 1/6" in laptop.locator(".st-key-live_banner").inner_text()
     _wait_metric(teacher, "Following", "2 of 2")
 
     # --- (a) next step, h and the causal mask: both students show the teacher's page and settings
@@ -159,7 +159,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
         _wait_following(page, "attend", hd="8", causal="1")
         wait_ready(page)
         assert page.locator(".st-key-causal input[type='checkbox']").is_checked()   # the toggle drawn as set
-        assert "2/7" in page.locator(".st-key-live_banner").inner_text()
+        assert "2/6" in page.locator(".st-key-live_banner").inner_text()
         assert page.locator('[data-testid="stException"]').count() == 0
         page.screenshot(path=str(shots / f"live-student-{tag}.png"), full_page=True)
     teacher.screenshot(path=str(shots / "live-presenter-1280-en.png"), full_page=True)
@@ -171,7 +171,8 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     _vote(phone, 0)
     _vote(laptop, 1)
     _wait_metric(teacher, "Votes", "2 of 2 voted")
-    _click(teacher, ".st-key-live_vote_close")
+    _click(teacher, ".st-key-live_vote_close")    # closed unseen (Peer Instruction's default) ...
+    _click(teacher, ".st-key-live_vote_show")     # ... and shown on purpose
     teacher.locator(f"{VOTE_BOX} [data-testid='stVegaLiteChart']").first.wait_for(timeout=FOLLOW_MS)
     assert "Round 1 · votes: 2" in teacher.locator(VOTE_BOX).first.inner_text()
     teacher.screenshot(path=str(shots / "live-vote-histogram-1280-en.png"), full_page=True)
@@ -218,7 +219,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     _click(teacher, ".st-key-live_next")
     _wait_following(phone, "concat")
     laptop.wait_for_function(  # the laptop has read the teacher's new step (its banner says so) ...
-        "() => document.querySelector('.st-key-live_banner')?.innerText.includes('step 3/7')", timeout=FOLLOW_MS)
+        "() => document.querySelector('.st-key-live_banner')?.innerText.includes('step 3/6')", timeout=FOLLOW_MS)
     assert _page_key(laptop) == "split"                                  # ... and did not follow
     assert laptop.locator(".st-key-live_back").count() == 1
     laptop.screenshot(path=str(shots / "live-exploring-1280-en.png"), full_page=True)

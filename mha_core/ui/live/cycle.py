@@ -110,7 +110,7 @@ def teacher_vote(key: str, options: tuple[str, ...], answer: int, explanation: s
         vote = None
     follow = follow_up_question(vote) if vote is not None and vote.round == FOLLOW_UP_ROUND else None
     if follow is not None:
-        st.markdown(f"**{t('pi.follow_up_title')}** {follow.prompt}")
+        st.markdown(f"**{t('pi.follow_up_title')}**\n\n{follow.prompt}")
         options, answer, explanation = tuple(o.text for o in follow.options), vote.answer, follow.explanation
     st.markdown("\n".join(f"{i + 1}. {o}" for i, o in enumerate(options)))
     render.show_flash(FLASH_KEY)
@@ -143,11 +143,11 @@ def _move_buttons(vote: VoteState) -> None:
         return
     if any(m in (Move.REVOTE, Move.FOLLOW_UP) for m in offered):
         _countdown_choice()
-    cols = st.columns(len(offered))
+    row = st.container(horizontal=True, wrap=True)  # whole labels, wrapped onto lines on a phone
     for i, move in enumerate(offered):
         key, icon = _BUTTONS[move]
-        cols[i].button(t(f"pi.move_{move.value}"), key=key, type="primary" if i == 0 else "secondary", icon=icon,
-                       width="stretch", on_click=_on_move, args=(vote, move))
+        row.button(t(f"pi.move_{move.value}"), key=key, type="primary" if i == 0 else "secondary", icon=icon,
+                   width="content", on_click=_on_move, args=(vote, move))
 
 
 def _figures(rows: Sequence, vote: VoteState, options: tuple[str, ...], answer: int) -> None:
@@ -195,6 +195,12 @@ def _both_rounds(rows: Sequence, key: str, options: tuple[str, ...], answer: int
         cols[0].metric(t("live.right_share"), f"{_share(sh.right_before)} → {_share(sh.right_after)}")
         cols[1].metric(t("pi.wrong_to_right"), to_right)
         cols[2].metric(t("pi.right_to_wrong"), to_wrong)
+    numbered = [f"{i + 1}" for i in range(len(options))]
+    columns: dict[str, list] = {t("live.moved_from"): numbered}
+    for j, name in enumerate(numbered):
+        columns[t("live.moved_to", option=name)] = [sh.moved[i][j] for i in range(len(options))]
+    st.caption(t("live.moved_caption"))
+    render.table(columns, decimals=0)
 
 
 def _rounds_row(rows: Sequence, key: str, share: float | None, n: int) -> None:

@@ -126,7 +126,7 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
         return
     follow = follow_up_question(vote) if vote.round == FOLLOW_UP_ROUND else None
     if follow is not None:  # the follow-up: another question on the same idea, in this student's language
-        st.markdown(f"**{t('pi.follow_up_title')}** {follow.prompt}")
+        st.markdown(f"**{t('pi.follow_up_title')}**\n\n{follow.prompt}")
         options, answer, explanation = tuple(o.text for o in follow.options), vote.answer, follow.explanation
     ck = choice_key(key, vote.round)
     mine = voted.get((key, vote.round))
