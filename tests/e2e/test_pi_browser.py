@@ -7,23 +7,26 @@ Screenshots pi-*.png of the presenter and the phones at 1280 / 390 px, zh / en."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from classhelpers import teacher_opens_a_class
-from test_live_browser import (  # the live lesson's own helpers and its server fixture (a server per module)
-    FOLLOW_MS,
-    PASSWORD,
-    VOTE_BOX,
-    _click,
-    _vote,
-    _wait_following,
-    _wait_metric,
-    live_server,  # noqa: F401 - a fixture
-)
+from livehelpers import FOLLOW_MS, PASSWORD, VOTE_BOX, serve
+from livehelpers import click as _click
+from livehelpers import vote as _vote
+from livehelpers import wait_following as _wait_following
+from livehelpers import wait_metric as _wait_metric
 
 pytestmark = pytest.mark.e2e
 STUDENTS = (("小明", 390, "zh-CN"), ("Ann", 390, "en-US"), ("Bo", 1280, "en-US"))
 ALONE = {"zh": "先独立作答，暂时不要讨论", "en": "Answer on your own first — no talking yet"}
 DISCUSS = {"zh": "找一位答案和你不同的同学，说服对方", "en": "Find someone who answered differently and convince them"}
+
+
+@pytest.fixture(scope="module")
+def live_server(browser, tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: ARG001 - browser: Chromium first
+    """(base URL, database URL): a server of this module's own (livehelpers.serve)."""
+    yield from serve(tmp_path_factory)
 
 
 def _live_vote(db_url: str, code: str):  # noqa: ANN202 - (VoteState, rows)
@@ -47,7 +50,7 @@ def _wait_text(page, selector: str, text: str) -> None:
     page.locator(selector).filter(has_text=text).first.wait_for(timeout=FOLLOW_MS)
 
 
-def test_a_teacher_and_three_students_run_one_full_cycle(browser, live_server, shots):  # noqa: F811 - the fixture
+def test_a_teacher_and_three_students_run_one_full_cycle(browser, live_server, shots):
     from servers import wait_ready
 
     base, db_url = live_server

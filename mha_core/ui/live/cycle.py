@@ -35,6 +35,7 @@ from mha_core.ui.live.keys import (
     CLOSE_KEY,
     COACH_KEY,
     COUNTDOWN_KEY,
+    COUNTDOWN_S_KEY,
     FLASH_KEY,
     FOLLOW_UP_KEY,
     OPEN_KEY,
@@ -67,15 +68,12 @@ def on_vote(vote: VoteState | None) -> None:
         flash(err)
 
 
-_SECONDS_KEY = "live_countdown_s"  # session: the presenter's countdown choice (a value: widgets' may be dropped)
-
-
 def _seconds() -> int:
-    return int(st.session_state.get(_SECONDS_KEY) or 0)
+    return int(st.session_state.get(COUNTDOWN_S_KEY) or 0)
 
 
 def _on_countdown() -> None:
-    st.session_state[_SECONDS_KEY] = int(st.session_state.get(COUNTDOWN_KEY) or 0)
+    st.session_state[COUNTDOWN_S_KEY] = int(st.session_state.get(COUNTDOWN_KEY) or 0)
 
 
 def _on_open(key: str, answer: int, n_options: int) -> None:

@@ -29,6 +29,7 @@ BANNER_VERSION_KEY = "_live_banner_version"  # session: the live version the ban
 FLASH_KEY = "live_flash"           # session: a LabError a live callback left, to show once
 VOTE_FLASH_KEY = "live_vote_flash"  # session: a LabError of the student's last vote, to show under the vote
 VOTE_FAILED_KEY = "live_vote_failed"  # session: True when the database failed the last send (offer "send again")
+COUNTDOWN_S_KEY = "live_countdown_s"  # session: the presenter's countdown in s (a value: a widget's may be dropped)
 CONFLICT_KEY = "live_conflict"     # session: True once another window presented: this one shows, publishes nothing
 
 # The class page's keys the projector reads or sets (teacher.py and classroom.py import this module, so they are
