@@ -40,7 +40,7 @@ from mha_core.quiz.model import Kind
 from mha_core.settings import SETTINGS
 from mha_core.ui.nav import PAGES
 
-DEFAULT_PAGES = ["overview", "prereq", "split", "attend", "concat", "why", "myths", "real", "quiz"]
+DEFAULT_PAGES = ["overview", "prereq", "split", "attend", "concat", "why", "myths", "quiz"]
 
 
 def _plan(*pages_minutes: tuple[str, float]) -> Plan:
@@ -58,7 +58,7 @@ def test_lesson_pages_are_the_navigation_pages_but_the_class_page():
     assert len(set(LESSON_PAGES)) == len(LESSON_PAGES)
 
 
-def test_the_default_plan_is_45_minutes_over_the_walkthrough_then_a_check_of_6_bank_questions():
+def test_the_default_plan_is_45_minutes_over_the_walkthrough_then_a_check_of_4_bank_questions():
     plan = default_plan()
     assert plan.total_minutes() == 45
     assert [s.page for s in plan.steps] == DEFAULT_PAGES
@@ -66,7 +66,7 @@ def test_the_default_plan_is_45_minutes_over_the_walkthrough_then_a_check_of_6_b
     nav_keys = {p.key for p in PAGES}
     assert all(s.page in LESSON_PAGES and s.page in nav_keys for s in plan.steps)
     check = plan.steps[-1].questions
-    assert check == DEFAULT_CHECK and len(check) == len(set(check)) == 6
+    assert check == DEFAULT_CHECK and len(check) == len(set(check)) == 4
     assert all(not s.questions for s in plan.steps[:-1])
     for lang in ("zh", "en"):
         bank = {q.id: q for q in load_questions(lang)}
@@ -79,7 +79,8 @@ def test_a_plan_survives_json():
     text = plan_to_json(plan)
     assert plan_from_json(text) == plan
     assert plan_from_json(plan_to_json(default_plan())) == default_plan()
-    assert json.loads(text)["steps"][1] == {"page": "quiz", "minutes": 7, "questions": ["d-head", "wo-can"]}
+    assert json.loads(text)["steps"][1] == {"page": "quiz", "minutes": 7, "questions": ["d-head", "wo-can"],
+                                            "kind": "teach"}
 
 
 def test_a_plan_of_the_longest_length_and_step_is_accepted():

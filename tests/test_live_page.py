@@ -6,6 +6,7 @@ against one temporary SQLite database, as several browsers against one server.""
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -13,9 +14,10 @@ from streamlit.testing.v1 import AppTest
 from apphelpers import open_page, shown_text
 from mha_core.classroom import Storage, pretty, sqlite_url
 from mha_core.i18n import LANGS, translate
-from mha_core.lesson import default_plan, snapshot, tally
+from mha_core.lesson import CONCEPTEST, FOLLOW_UP_ROUND, FOLLOW_UPS, default_plan, snapshot, tally
 from mha_core.lesson.plan import DEFAULT_CHECK, QUIZ_PAGE
 from mha_core.lesson.store import load_plan, publish_live, read_live
+from mha_core.quiz import load_questions
 from mha_core.settings import H_DIV, SENTENCE
 from mha_core.ui import live, teacher
 from mha_core.ui.live import follow
@@ -115,8 +117,8 @@ def test_students_follow_the_teachers_page_and_settings_in_any_language(store):
     for s in (ann, bo):  # joining on the class page, they are brought to the teacher's page
         assert page_of(s) == "overview"
         assert translate(s.session_state["lang"], "live.following_teacher", where=translate(
-            s.session_state["lang"], "live.step_n_of", i=1, n=9, page=translate(s.session_state["lang"],
-                                                                                 "nav.overview"))) \
+            s.session_state["lang"], "live.step_n_of", i=1, n=len(default_plan().steps),
+            page=translate(s.session_state["lang"], "nav.overview"))) \
             in " ".join(markdowns(s))
     ok(at.sidebar.select_slider(key=H_DIV.key).set_value(2).run())
     ok(at.text_area(key=SENTENCE.key).input("Ich sehe den Hund .").run())
@@ -168,19 +170,26 @@ def vote(s: AppTest, choice: int) -> None:
 
 
 @pytest.mark.usefixtures("short_busy_timeout")
-def test_a_vote_round_with_a_revote_histogram_and_reveal(store, tmp_path):
-    at = teach_live()
+def test_a_full_peer_instruction_cycle_closes_round_one_unseen_then_revote_both_rounds_and_a_follow_up(store, tmp_path):
+    at = teacher_on_class_page()
+    ok(at.selectbox(key=live.kind_key(0)).set_value(CONCEPTEST).run())   # overview: a ConcepTest, not a prediction
+    ok(at.button(key=live.START_KEY).click().run())
     info = the_class(store)
-    ann, bo = student(info.code, "Ann"), student(info.code, "Bo")
+    ann, bo = student(info.code, "Ann"), student(info.code, "Bo", "zh")
     waiting = translate("en", "live.vote_wait_open")
     assert waiting in [i.value for i in ann.info]                # not open yet: the ballot is disabled
+    ok(at.segmented_control(key=live.COUNTDOWN_KEY).set_value(60).run())
     ok(at.button(key=live.OPEN_KEY).click().run())
     state = read_live(store, info.id)[1]
     vk, answer, n = state.vote.key, state.vote.answer, state.vote.n_options
-    assert state.vote.phase == "open" and state.vote.round == 1 and vk.startswith("overview.")
+    assert (state.vote.phase, state.vote.round, state.vote.kind) == ("open", 1, CONCEPTEST)
+    assert vk.startswith("overview.")
+    assert state.vote.deadline is not None and 0 < state.vote.deadline - time.time() <= 60
     wrong = (answer + 1) % n
     for s in (ann, bo):
         ok(s.run())
+    assert f"**{translate('en', 'pi.alone')}**" in [i.value for i in ann.info]   # round 1: alone, in each language
+    assert f"**{translate('zh', 'pi.alone')}**" in [i.value for i in bo.info]
     vote(ann, answer)
     holder = sqlite3.connect(tmp_path / "data" / "class.sqlite3", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")                            # the database busy: nothing lost
@@ -189,17 +198,24 @@ def test_a_vote_round_with_a_revote_histogram_and_reveal(store, tmp_path):
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert translate("en", "errors.class_db_busy") in [e.value for e in bo.error]
-    assert bo.button(key=live.SEND_KEY).label == translate("en", "live.vote_send_again")
+    assert translate("zh", "errors.class_db_busy") in [e.value for e in bo.error]
+    assert bo.button(key=live.SEND_KEY).label == translate("zh", "live.vote_send_again")
     ok(bo.button(key=live.SEND_KEY).click().run())                   # the choice was kept: send again
     assert answers_of(store, info.id, vk) == [("Ann", 1, answer, True), ("Bo", 1, wrong, False)]
-    assert translate("en", "live.vote_in") in [s.value for s in bo.success]
+    assert translate("zh", "live.vote_in") in [s.value for s in bo.success]
     ok(at.run())
     assert translate("en", "live.voted", x=2, y=2) in [m.value for m in at.metric]
-    ok(at.button(key=live.CLOSE_KEY).click().run())
-    assert read_live(store, info.id)[1].vote.phase == "histogram"
-    assert translate("en", "live.vote_round", round=1, n=2) in [c.value for c in at.caption]
-    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+    ok(at.button(key=live.CLOSE_KEY).click().run())                  # closed, and nothing shown
+    assert read_live(store, info.id)[1].vote.phase == "closed"
+    assert not (at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart"))
+    assert f"**{translate('en', 'pi.discuss')}**" in [i.value for i in at.info]
+    coach_text = translate("en", "pi.coach_discuss", share="50%")     # 1 of 2 right: discuss, then vote again
+    assert coach_text in markdowns(at)                               # in the presenter's popover only
+    for s in (ann, bo):
+        ok(s.run())
+        assert not any(translate(s.session_state["lang"], "pi.coach_title") in x for x in shown_text(s).split("\n"))
+    assert f"**{translate('zh', 'pi.discuss')}**" in [i.value for i in bo.info]
+    assert coach_text not in shown_text(ann)
     ok(at.button(key=live.AGAIN_KEY).click().run())
     assert read_live(store, info.id)[1].vote.round == 2
     for s in (ann, bo):
@@ -207,21 +223,39 @@ def test_a_vote_round_with_a_revote_histogram_and_reveal(store, tmp_path):
     vote(bo, answer)                                             # after discussing, Bo changes their mind
     vote(ann, answer)
     ok(at.button(key=live.CLOSE_KEY).click().run())
+    assert read_live(store, info.id)[1].vote.phase == "histogram"  # both rounds, side by side
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
     ok(at.button(key=live.REVEAL_KEY).click().run())
     ok(at)
     rows = store.votes(info.id, vk)
     assert tally(rows, vk, 1, n)[answer] == 1 and tally(rows, vk, 2, n)[answer] == 2
-    assert {m.label: m.value for m in at.metric}[translate("en", "live.right_share")] == "50% → 100%"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics[translate("en", "live.right_share")] == "50% → 100%"
+    assert (metrics[translate("en", "pi.wrong_to_right")], metrics[translate("en", "pi.right_to_wrong")]) == ("1", "0")
     for s in (ann, bo):
         ok(s.run())
-        assert any(x.value.startswith(translate("en", "common.predict_right", answer="")[:10]) for x in s.success)
+        lang = s.session_state["lang"]
+        assert any(x.value.startswith(translate(lang, "common.predict_right", answer="")[:5]) for x in s.success)
     late = student(info.code, "Cy")                              # never voted: the answer, not a grade
     assert any(i.value.startswith(translate("en", "live.vote_none", answer="")[:10]) for i in late.info)
+    ok(at.button(key=live.FOLLOW_UP_KEY).click().run())              # the follow-up: another surface, same idea
+    follow_up = read_live(store, info.id)[1].vote
+    assert (follow_up.round, follow_up.phase, follow_up.follow_up) == (FOLLOW_UP_ROUND, "open", FOLLOW_UPS["overview"])
+    for s in (ann, bo):
+        ok(s.run())
+    question = {q.id: q for q in load_questions("zh")}[follow_up.follow_up]
+    assert any(question.prompt in m for m in markdowns(bo))          # in the student's own language
+    vote(ann, follow_up.answer)
+    vote(bo, (follow_up.answer + 1) % follow_up.n_options)
+    ok(at.button(key=live.CLOSE_KEY).click().run())
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics[translate("en", "live.round_1")], metrics[translate("en", "live.round_2")],
+            metrics[translate("en", "pi.follow_up_label")]) == ("50%", "100%", "50%")
     ok(at.switch_page(PAGE).run())                                   # the dashboard counts the votes
     ok(at)
     table = at.dataframe[-1].value
-    assert list(table[translate("en", "live.col_round")]) == [1, 2]
-    assert list(table[translate("en", "live.col_share")]) == ["50%", "100%"]
+    assert list(table[translate("en", "live.col_round")])[:2] == [1, 2]
+    assert list(table[translate("en", "live.col_share")])[:2] == ["50%", "100%"]
 
 
 def test_the_check_step_shows_only_its_questions_to_following_students(store):
@@ -247,7 +281,7 @@ def test_the_plan_editor_reorders_drops_retimes_adds_and_saves(store):
     info = the_class(store)
     plan = default_plan()
     ok(at.button(key=live.step_button_key("down", 0)).click().run())
-    ok(at.button(key=live.step_button_key("drop", 8)).click().run())
+    ok(at.button(key=live.step_button_key("drop", 7)).click().run())
     ok(at.number_input(key=live.minutes_key(0)).set_value(9.5).run())
     ok(at.selectbox(key=live.ADD_PAGE_KEY).set_value("cost").run())
     ok(at.button(key=live.ADD_KEY).click().run())
@@ -256,11 +290,11 @@ def test_the_plan_editor_reorders_drops_retimes_adds_and_saves(store):
     ok(at.button(key=live.SAVE_KEY).click().run())
     saved = load_plan(store, info.id)
     pages = [s.page for s in saved.steps]
-    expected = [plan.steps[1].page, plan.steps[0].page, *(s.page for s in plan.steps[2:8]), "cost"]
+    expected = [plan.steps[1].page, plan.steps[0].page, *(s.page for s in plan.steps[2:7]), "cost"]
     assert pages == expected and saved.steps[0].minutes == 9.5
-    total = 9.5 + plan.steps[0].minutes + sum(s.minutes for s in plan.steps[2:8]) + live.NEW_STEP_MINUTES
+    total = 9.5 + plan.steps[0].minutes + sum(s.minutes for s in plan.steps[2:7]) + live.NEW_STEP_MINUTES
     assert saved.total_minutes() == total
-    assert translate("en", "live.plan_total", n=9, minutes=f"{total:g}") in markdowns(at)
+    assert translate("en", "live.plan_total", n=8, minutes=f"{total:g}") in markdowns(at)
     ok(at.button(key=live.RESET_KEY).click().run())
     ok(at.button(key=live.SAVE_KEY).click().run())
     assert load_plan(store, info.id) == plan

@@ -93,11 +93,13 @@ class LiveLessonTables(Database):
             live.c.class_id == member.class_id, live.c.vote_key == vote_key, live.c.vote_round == round,
             live.c.vote_phase == "open", literal(choice, Integer) < self._vote_options()).exists()
         class_open = select(classes.c.id).where(classes.c.id == member.class_id, classes.c.closed.is_(False)).exists()
+        in_class = select(students.c.id).where(students.c.id == member.student_id,
+                                               students.c.class_id == member.class_id).exists()
         src = select(
             literal(member.class_id, Integer), literal(member.student_id, Integer), literal(vote_key, String),
             literal(round, Integer), literal(choice, Integer), literal(bool(correct), Boolean),
             literal(utc_now(), DateTime(timezone=True)),
-        ).where(vote_open, class_open)
+        ).where(vote_open, class_open, in_class)
         stmt = ins.from_select(["class_id", "student_id", "vote_key", "round", "choice", "correct", "voted_at"],
                                src).on_conflict_do_update(
             index_elements=["class_id", "student_id", "vote_key", "round"],
@@ -126,7 +128,7 @@ class LiveLessonTables(Database):
         row = conn.execute(select(classes.c.closed).where(classes.c.id == member.class_id,
                                                           classes.c.code == member.code)).first()
         if row is None or conn.execute(select(students.c.id).where(
-                students.c.id == member.student_id)).first() is None:
+                students.c.id == member.student_id, students.c.class_id == member.class_id)).first() is None:
             return gone(member)
         if row.closed:
             return LabError("class_closed", code=member.code)

@@ -1,27 +1,70 @@
 """The live lesson without Streamlit: the teacher's plan and its timer (plan), the state students follow (live),
-a follower's next move (follow), the presenter's session and the states it publishes (presenter) and the class
-votes' figures (votes). The Streamlit side is ``mha_core.ui.live``; storage is ``mha_core.classroom.storage``."""
+a follower's next move (follow), the presenter's session and the states it publishes (presenter), the class
+votes' figures (votes) and Peer Instruction's moves, coach, countdown and follow-up (pi). The Streamlit side is
+``mha_core.ui.live``; storage is ``mha_core.classroom.storage``."""
 
 from mha_core.lesson.live import FOLLOWED, PHASES, Drawn, LiveState, VoteState, browser_shows, snapshot, vote_key
+from mha_core.lesson.pi import (
+    FOLLOW_UP_ROUND,
+    FOLLOW_UPS,
+    HIGH_SHARE,
+    LOW_SHARE,
+    Advice,
+    Move,
+    coach,
+    flips,
+    follow_up_share,
+    moves,
+    remaining,
+)
 from mha_core.lesson.plan import (
+    CONCEPTEST,
+    KINDS,
     LESSON_PAGES,
     MAX_MINUTES,
     MAX_STEPS,
+    PREDICTION,
+    TEACH,
+    VOTE_PAGES,
     Plan,
+    Problem,
     Step,
     Timer,
     default_plan,
     dropped,
     moved,
+    needed_minutes,
     plan_from_json,
     plan_to_json,
+    problems,
+    rekinded,
     retimed,
     timer,
 )
 from mha_core.lesson.votes import MAX_CHOICE, Shift, ballot, shift, tally
 
 __all__ = [
+    "CONCEPTEST",
     "FOLLOWED",
+    "FOLLOW_UPS",
+    "FOLLOW_UP_ROUND",
+    "HIGH_SHARE",
+    "KINDS",
+    "LOW_SHARE",
+    "PREDICTION",
+    "TEACH",
+    "VOTE_PAGES",
+    "Advice",
+    "Move",
+    "Problem",
+    "coach",
+    "flips",
+    "follow_up_share",
+    "moves",
+    "needed_minutes",
+    "problems",
+    "rekinded",
+    "remaining",
     "LESSON_PAGES",
     "MAX_CHOICE",
     "MAX_MINUTES",

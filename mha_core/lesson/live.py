@@ -14,11 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mha_core.errors import LabError
-from mha_core.lesson.plan import LESSON_PAGES
+from mha_core.lesson.plan import CONCEPTEST, LESSON_PAGES, PREDICTION
 from mha_core.settings import CAUSAL, D_HEAD, D_MODEL, FIXED, H_DIV, HEAD, SEED, SENTENCE, WEIGHT_MODE, H, Setting
 
-PHASES = ("open", "closed", "histogram", "revealed")  # a vote round's phase, in the order the teacher moves it
-ROUNDS = (1, 2)                                       # a vote, and the vote again after discussing
+# A vote round's phase, in the order the teacher moves it: open; closed (nothing shown: the default end of round 1,
+# so the discussion is not swayed by the plurality); histogram (the counts); revealed (the answer and why).
+PHASES = ("open", "closed", "histogram", "revealed")
+ROUNDS = (1, 2, 3)  # a vote, the vote again after discussing, and the follow-up (lesson.pi.FOLLOW_UP_ROUND)
 # The settings students follow (not the language, not the tables switch: each student keeps their own).
 FOLLOWED: tuple[Setting, ...] = (H, D_HEAD, FIXED, D_MODEL, H_DIV, SENTENCE, WEIGHT_MODE, SEED, CAUSAL, HEAD)
 _KINDS: dict[str, type] = {s.key: s.kind for s in FOLLOWED}
@@ -27,13 +29,17 @@ KEY_HASH_HEX = 10  # hex digits of SHA-1 in a vote key
 
 @dataclass(frozen=True)
 class VoteState:
-    """The class vote running now: its key, round (1, or 2 after "vote again"), phase, right option, options."""
+    """The class vote running now: its key, round (1, 2 after "vote again", 3 for the follow-up), phase, right
+    option, options; the step's kind, the countdown's end and, in round 3, the follow-up's bank question."""
 
     key: str
     round: int
     phase: str
     answer: int
     n_options: int
+    kind: str = CONCEPTEST         # lesson.plan.PREDICTION or CONCEPTEST (a vote stored before kinds: a full cycle)
+    deadline: float | None = None  # epoch seconds the countdown ends (wall clock: shared by replicas); None: none
+    follow_up: str = ""            # round 3: the bank question asked (its options in bank order)
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,8 @@ class LiveState:
         """The state as JSON (what mha_live.data stores)."""
         vote = None if self.vote is None else {"key": self.vote.key, "round": self.vote.round,
                                                "phase": self.vote.phase, "answer": self.vote.answer,
-                                               "n_options": self.vote.n_options}
+                                               "n_options": self.vote.n_options, "kind": self.vote.kind,
+                                               "deadline": self.vote.deadline, "follow_up": self.vote.follow_up}
         return json.dumps({"step": self.step, "page": self.page, "settings": [list(kv) for kv in self.settings],
                            "vote": vote, "questions": list(self.questions),
                            "step_started_at": self.step_started_at, "lesson_started_at": self.lesson_started_at},
@@ -117,10 +124,14 @@ def _settings(value: object) -> tuple[tuple[str, object], ...]:
 
 
 def _vote(value: Mapping) -> VoteState:
+    deadline = value.get("deadline")
     vote = VoteState(key=value["key"], round=_int(value["round"], 1), phase=value["phase"],
-                     answer=_int(value["answer"]), n_options=_int(value["n_options"], 1))
+                     answer=_int(value["answer"]), n_options=_int(value["n_options"], 1),
+                     kind=value.get("kind", CONCEPTEST), deadline=None if deadline is None else _epoch(deadline),
+                     follow_up=value.get("follow_up", ""))
     if not isinstance(vote.key, str) or not vote.key or vote.round not in ROUNDS or vote.phase not in PHASES \
-            or vote.answer >= vote.n_options:
+            or vote.answer >= vote.n_options or vote.kind not in (PREDICTION, CONCEPTEST) \
+            or not isinstance(vote.follow_up, str) or (vote.round == ROUNDS[-1]) != bool(vote.follow_up):
         raise ValueError(value)
     return vote
 

@@ -7,105 +7,24 @@ wait is a generous timeout on something that must happen. Screenshots (live-*.pn
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import pytest
 from classhelpers import teacher_opens_a_class
+from livehelpers import FOLLOW_MS, PASSWORD, VOTE_BOX, serve
+from livehelpers import click as _click
+from livehelpers import page_key as _page_key
+from livehelpers import vote as _vote
+from livehelpers import wait_following as _wait_following
+from livehelpers import wait_metric as _wait_metric
 
 pytestmark = pytest.mark.e2e
-PASSWORD = "e2e-live-teacher"
-PORT = 8651            # the live browser test's server (this test's port range: 8650-8699)
-FOLLOW_MS = 30_000     # generous: a following student polls every second (live.FOLLOW_POLL_S)
 
 
 @pytest.fixture(scope="module")
 def live_server(browser, tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: ARG001 - browser: Chromium first
     """(base URL, database URL): a server of its own with a fresh SQLite file and a teacher password."""
-    from servers import free_port, start_server, stop_server
-
-    db_url = f"sqlite:///{tmp_path_factory.mktemp('livedb') / 'live.sqlite3'}"
-    saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD")}
-    os.environ.update(MHA_DATABASE_URL=db_url, MHA_TEACHER_PASSWORD=PASSWORD)
-    try:
-        try:
-            proc, base = start_server(port=PORT)
-        except RuntimeError:  # the port is taken (another run): any free one
-            proc, base = start_server(port=free_port())
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    yield base, db_url
-    stop_server(proc)
-
-
-def _click(page, selector: str) -> None:
-    """Click the button inside a keyed container and wait until the run it starts is over."""
-    from servers import wait_ready
-
-    page.locator(f"{selector} button").first.click()
-    wait_ready(page)
-
-
-def _page_key(page) -> str:
-    """The nav page key of the page's address ("overview" for the default page)."""
-    return urlsplit(page.url).path.strip("/").rpartition("/")[2] or "overview"
-
-
-
-def _wait_following(page, key: str, **query: str) -> None:
-    """Wait until the page is ``key`` with these query values, its run finished (the teacher's state drawn)."""
-    checks = " && ".join(f"q.get({k!r}) === {v!r}" for k, v in query.items()) or "true"
-    try:
-        _wait_for_state(page, key, checks)
-    except Exception as err:  # noqa: BLE001 - say what the page showed (seen once in a full CI run, not reproduced)
-        bar = page.locator(".st-key-live_bar, .st-key-live_banner").all_inner_texts()
-        raise AssertionError(f"{page.url} never showed {key} {query}; bar/banner: {bar}") from err
-
-
-def _wait_for_state(page, key: str, checks: str) -> None:
-    page.wait_for_function(
-        f"""() => {{ const q = new URLSearchParams(location.search);
-                   const path = location.pathname.replace(/\\/+$/, '').split('/').pop() || 'overview';
-                   const app = document.querySelector('[data-testid="stApp"]');
-                   return (path === {key!r} || (path === '' && {key!r} === 'overview')) && {checks}
-                          && app && app.getAttribute('data-test-script-state') === 'notRunning'; }}""",
-        timeout=FOLLOW_MS,
-    )
-
-
-def _wait_metric(page, label: str, value: str) -> None:
-    """Wait until the metric labelled ``label`` shows ``value`` (fragments refresh it: no reload)."""
-    page.wait_for_function(
-        """([label, value]) => [...document.querySelectorAll('[data-testid="stMetric"]')].some(m =>
-             m.querySelector('[data-testid="stMetricLabel"]')?.innerText.trim() === label
-             && m.querySelector('[data-testid="stMetricValue"]')?.innerText.trim() === value)""",
-        arg=[label, value], timeout=FOLLOW_MS,
-    )
-
-
-VOTE_BOX = '[class*="st-key-live_vote_"]'
-
-
-def _vote(page, option: int) -> None:
-    """A student picks an option in the open vote and sends it; the box then says the vote is in."""
-    from servers import wait_ready
-
-    box = page.locator(VOTE_BOX).first
-    radio = box.locator('[data-testid="stRadio"] input[type="radio"]').nth(option)
-    radio.wait_for(state="attached", timeout=FOLLOW_MS)
-    page.wait_for_function(
-        f"""() => {{ const r = document.querySelectorAll('{VOTE_BOX} [data-testid="stRadio"] input[type="radio"]');
-                    return r.length > {option} && !r[{option}].disabled; }}""", timeout=FOLLOW_MS)
-    box.locator('[data-testid="stRadio"] [role="radiogroup"] label').nth(option).click()
-    wait_ready(page)
-    page.locator(".st-key-live_vote_send button").click()
-    wait_ready(page)
-    box.locator('[data-testid="stAlertContentSuccess"]').wait_for(timeout=FOLLOW_MS)  # "your vote is in"
+    yield from serve(tmp_path_factory)
 
 
 def test_students_follow_vote_and_come_back(browser, live_server, shots):
@@ -122,7 +41,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     for _ in range(2):  # drop "prereq", then "split": step 2 becomes the attend page (its causal mask, its vote)
         _click(teacher, ".st-key-live_plan_drop_1")
     plan_text = teacher.locator(".st-key-live_plan").inner_text()
-    assert "Steps: 7" in plan_text, plan_text
+    assert "Steps: 6" in plan_text, plan_text
     _click(teacher, ".st-key-live_start")
     _wait_following(teacher, "overview")
     teacher.locator(".st-key-live_bar").wait_for(timeout=FOLLOW_MS)
@@ -141,8 +60,8 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
         assert page.locator('[data-testid="stException"]').count() == 0
         students.append((ctx, page, f"{width}-{locale[:2]}"))
     (_, phone, phone_tag), (_, laptop, laptop_tag) = students
-    assert "1/7" in phone.locator(".st-key-live_banner").inner_text()          # zh: 第 1/7 步
-    assert "step 1/7" in laptop.locator(".st-key-live_banner").inner_text()
+    assert "1/6" in phone.locator(".st-key-live_banner").inner_text()          # zh: 第 1/6 步
+    assert "step 1/6" in laptop.locator(".st-key-live_banner").inner_text()
     _wait_metric(teacher, "Following", "2 of 2")
 
     # --- (a) next step, h and the causal mask: both students show the teacher's page and settings
@@ -159,7 +78,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
         _wait_following(page, "attend", hd="8", causal="1")
         wait_ready(page)
         assert page.locator(".st-key-causal input[type='checkbox']").is_checked()   # the toggle drawn as set
-        assert "2/7" in page.locator(".st-key-live_banner").inner_text()
+        assert "2/6" in page.locator(".st-key-live_banner").inner_text()
         assert page.locator('[data-testid="stException"]').count() == 0
         page.screenshot(path=str(shots / f"live-student-{tag}.png"), full_page=True)
     teacher.screenshot(path=str(shots / "live-presenter-1280-en.png"), full_page=True)
@@ -171,7 +90,8 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     _vote(phone, 0)
     _vote(laptop, 1)
     _wait_metric(teacher, "Votes", "2 of 2 voted")
-    _click(teacher, ".st-key-live_vote_close")
+    _click(teacher, ".st-key-live_vote_close")    # closed unseen (Peer Instruction's default) ...
+    _click(teacher, ".st-key-live_vote_show")     # ... and shown on purpose
     teacher.locator(f"{VOTE_BOX} [data-testid='stVegaLiteChart']").first.wait_for(timeout=FOLLOW_MS)
     assert "Round 1 · votes: 2" in teacher.locator(VOTE_BOX).first.inner_text()
     teacher.screenshot(path=str(shots / "live-vote-histogram-1280-en.png"), full_page=True)
@@ -218,7 +138,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     _click(teacher, ".st-key-live_next")
     _wait_following(phone, "concat")
     laptop.wait_for_function(  # the laptop has read the teacher's new step (its banner says so) ...
-        "() => document.querySelector('.st-key-live_banner')?.innerText.includes('step 3/7')", timeout=FOLLOW_MS)
+        "() => document.querySelector('.st-key-live_banner')?.innerText.includes('step 3/6')", timeout=FOLLOW_MS)
     assert _page_key(laptop) == "split"                                  # ... and did not follow
     assert laptop.locator(".st-key-live_back").count() == 1
     laptop.screenshot(path=str(shots / "live-exploring-1280-en.png"), full_page=True)

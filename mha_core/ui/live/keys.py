@@ -14,6 +14,7 @@ EDIT_KEY = "live_edit"             # session: (class id, Plan) in the teacher's 
 FLASH_KEY = "live_flash"           # session: a LabError a live callback left, to show once
 VOTE_FLASH_KEY = "live_vote_flash"  # session: a LabError of the student's last vote, to show under the vote
 VOTE_FAILED_KEY = "live_vote_failed"  # session: True when the database failed the last send (offer "send again")
+COUNTDOWN_S_KEY = "live_countdown_s"  # session: the presenter's countdown in s (a value: a widget's may be dropped)
 
 # The class page's keys the projector reads or sets (teacher.py and classroom.py import this module, so they are
 # named here; test_live_page holds them equal to the owners'):
@@ -28,6 +29,9 @@ START_KEY, RESUME_KEY = "live_start", "live_resume"          # buttons: teach li
 PREV_KEY, NEXT_KEY, END_KEY = "live_prev", "live_next", "live_end"  # the presenter's bar
 EXPLORE_KEY, BACK_KEY = "live_explore", "live_back"          # the student's banner
 OPEN_KEY, CLOSE_KEY, AGAIN_KEY, REVEAL_KEY = "live_vote_open", "live_vote_close", "live_vote_again", "live_vote_reveal"
+SHOW_KEY, FOLLOW_UP_KEY = "live_vote_show", "live_vote_follow_up"  # show round 1's counts; ask the follow-up
+COUNTDOWN_KEY = "live_vote_countdown"                        # the presenter's countdown for the next round (s)
+COACH_KEY = "live_coach"                                     # the presenter's coach (a closed popover)
 SEND_KEY = "live_vote_send"                                  # the student's "send my vote"
 TAKE_OVER_KEY = "live_take_over"                             # the presenter's "take over" after a conflict
 PROJECTOR_RESUME_KEY, PROJECTOR_LOGIN_KEY = "live_projector_resume", "live_projector_login"  # projector buttons
@@ -48,6 +52,11 @@ LESSON_QUERY = "lesson"
 def minutes_key(i: int) -> str:
     """Widget key of step i's minutes in the plan editor."""
     return f"live_plan_min_{i}"
+
+
+def kind_key(i: int) -> str:
+    """Widget key of step i's kind (teach, prediction, ConcepTest) in the plan editor."""
+    return f"live_plan_kind_{i}"
 
 
 def step_button_key(action: str, i: int) -> str:

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from mha_core.errors import LabError
-from mha_core.lesson import LESSON_PAGES, MAX_MINUTES, MAX_STEPS, Plan, Step, default_plan, dropped, moved, retimed
+from mha_core.lesson import (
+    KINDS,
+    LESSON_PAGES,
+    MAX_MINUTES,
+    MAX_STEPS,
+    PREDICTION,
+    TEACH,
+    VOTE_PAGES,
+    Plan,
+    Step,
+    default_plan,
+    dropped,
+    moved,
+    problems,
+    rekinded,
+    retimed,
+)
 from mha_core.lesson.plan import QUIZ_PAGE
 from mha_core.lesson.presenter import Lesson
 from mha_core.lesson.store import load_plan, read_live, save_plan
@@ -21,6 +39,7 @@ from mha_core.ui.live.keys import (
     RESUME_KEY,
     SAVE_KEY,
     START_KEY,
+    kind_key,
     minutes_key,
     step_button_key,
 )
@@ -83,7 +102,15 @@ def _on_add(class_id: int) -> None:
     if len(plan.steps) >= MAX_STEPS:
         return
     check = next((s.questions for s in default_plan().steps if s.page == QUIZ_PAGE), ()) if page == QUIZ_PAGE else ()
-    _set_edited(class_id, Plan((*plan.steps, Step(page, NEW_STEP_MINUTES, check))))
+    kind = PREDICTION if page in VOTE_PAGES else TEACH
+    _set_edited(class_id, replace(plan, steps=(*plan.steps, Step(page, NEW_STEP_MINUTES, check, kind))))
+
+
+def _on_kind(class_id: int, i: int) -> None:
+    try:
+        _set_edited(class_id, rekinded(_edited(class_id), i, str(st.session_state[kind_key(i)])))
+    except LabError as err:
+        flash(err)
 
 
 def _on_reset(class_id: int) -> None:
@@ -116,23 +143,34 @@ def plan_card(class_id: int, code: str) -> None:
         st.caption(t("live.plan_lead"))
         n = len(plan.steps)
         for i, s in enumerate(plan.steps):
-            cols = st.columns([0.5, 4, 2, 0.7, 0.7, 0.7], vertical_alignment="center")
+            cols = st.columns([0.5, 3, 2.4, 1.6, 0.7, 0.7, 0.7], vertical_alignment="center")
             cols[0].markdown(f"**{i + 1}**")
             name = t(f"nav.{s.page}")
             if s.questions:
                 name = t("live.check_step", page=name, n=len(s.questions))
             cols[1].markdown(name)
             ss[minutes_key(i)] = float(s.minutes)
-            cols[2].number_input(t("live.minutes"), min_value=0.5, max_value=float(MAX_MINUTES), step=0.5,
+            if s.page in VOTE_PAGES:
+                ss[kind_key(i)] = s.kind
+                cols[2].selectbox(t("pi.kind_label"), KINDS, key=kind_key(i), on_change=_on_kind, args=(class_id, i),
+                                  format_func=lambda k: bound(f"pi.kind_{k}"), label_visibility="collapsed")
+            else:
+                cols[2].caption(t("pi.kind_teach"))
+            cols[3].number_input(t("live.minutes"), min_value=0.5, max_value=float(MAX_MINUTES), step=0.5,
                                  key=minutes_key(i), on_change=_on_retime, args=(class_id, i),
                                  label_visibility="collapsed", format="%g")
-            cols[3].button("", key=step_button_key("up", i), icon=":material/arrow_upward:", disabled=i == 0,
+            cols[4].button("", key=step_button_key("up", i), icon=":material/arrow_upward:", disabled=i == 0,
                            on_click=_on_move, args=(class_id, i, -1), help=t("live.up"))
-            cols[4].button("", key=step_button_key("down", i), icon=":material/arrow_downward:",
+            cols[5].button("", key=step_button_key("down", i), icon=":material/arrow_downward:",
                            disabled=i == n - 1, on_click=_on_move, args=(class_id, i, 1), help=t("live.down"))
-            cols[5].button("", key=step_button_key("drop", i), icon=":material/delete:", disabled=n == 1,
+            cols[6].button("", key=step_button_key("drop", i), icon=":material/delete:", disabled=n == 1,
                            on_click=_on_drop, args=(class_id, i), help=t("live.drop"))
         st.markdown(t("live.plan_total", minutes=_minutes(plan.total_minutes()), n=n))
+        for problem in problems(plan):  # Peer Instruction's timing (lesson.plan.problems)
+            st.warning(t(f"pi.{problem.key}", **dict(problem.params)), icon=":material/schedule:")
+        if plan.homework:
+            st.caption(f"**{t('pi.homework_title')}** · "
+                       + t("pi.homework_lead", pages=t("pi.list_sep").join(t(f"nav.{p}") for p in plan.homework)))
         add = st.columns([3, 2], vertical_alignment="bottom")
         if ss.get(ADD_PAGE_KEY) not in shown:
             ss[ADD_PAGE_KEY] = shown[0]

@@ -10,7 +10,7 @@ from mha_core.errors import LabError
 from mha_core.lesson import LiveState
 from mha_core.lesson.follow import Follower
 from mha_core.lesson.plan import QUIZ_PAGE
-from mha_core.lesson.presenter import Lesson as Lesson  # re-exported: vote.py reads it from here
+from mha_core.lesson.presenter import Lesson as Lesson  # re-exported: cycle.py reads it from here
 from mha_core.lesson.presenter import Presenter
 from mha_core.ui import render, student
 from mha_core.ui.live.keys import FLASH_KEY, FOLLOWER_KEY, PAGE_KEY, PRESENTER_KEY

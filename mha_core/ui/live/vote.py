@@ -1,29 +1,24 @@
 """The class vote that replaces "predict first" while a class is live (Peer Instruction: vote, discuss, vote again,
-reveal): the presenter's controls and figures, the student's ballot, and votes the database did not take."""
+reveal): the student's ballot (round 1 alone, the discussion prompt, the vote again, the follow-up) and votes the
+database did not take; the presenter's side is ``cycle``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import streamlit as st
 
-from mha_core.charts import votes as vote_charts
 from mha_core.classroom import Member
 from mha_core.classroom.storage import DatabaseError
 from mha_core.errors import LabError
-from mha_core.lesson import VoteState, ballot, shift, tally
+from mha_core.lesson import CONCEPTEST, FOLLOW_UP_ROUND, VoteState, ballot
 from mha_core.quiz.store import Unsent
 from mha_core.ui import render
 from mha_core.ui.classdb import storage
 from mha_core.ui.i18n import t
+from mha_core.ui.live.cycle import teacher_vote
 from mha_core.ui.live.keys import (
-    AGAIN_KEY,
-    CLOSE_KEY,
-    FLASH_KEY,
-    OPEN_KEY,
     RESENT_KEY,
-    REVEAL_KEY,
     SEND_KEY,
     VOTE_FAILED_KEY,
     VOTE_FLASH_KEY,
@@ -31,18 +26,8 @@ from mha_core.ui.live.keys import (
     VOTES_READ_KEY,
     choice_key,
 )
-from mha_core.ui.live.presenter import COUNT_POLL_S
-from mha_core.ui.live.publish import publish
-from mha_core.ui.live.session import (
-    Lesson,
-    active_vote_role,
-    current_page,
-    flash,
-    live_seen,
-    member,
-    presenter,
-    published,
-)
+from mha_core.ui.live.pi import countdown, follow_up_question
+from mha_core.ui.live.session import active_vote_role, live_seen, member
 
 # The process's votes the database did not take, by student id (bounded, thread-safe: mha_core.quiz.store.Unsent),
 # so that a reload (a new session; the address keeps the student id) finds the choice and sends it again.
@@ -53,101 +38,14 @@ def _unsent_key(m: Member, vote: VoteState) -> str:
     return f"vote:{m.class_id}:{vote.key}:{vote.round}"
 
 
-def on_vote(vote: VoteState | None) -> None:
-    """The presenter moves the vote: open, close and show the histogram, vote again, reveal."""
-    last = published()
-    if last is None:
-        return
-    try:
-        publish(replace(last, vote=vote))
-    except LabError as err:
-        flash(err)
-
-
 def vote_box(key: str, prompt: str, options: Sequence[str], answer: int, explanation: str) -> None:
     """The class vote on this prediction: the presenter's controls and figures, or the student's ballot."""
     with st.container(border=True, key=f"live_vote_{key.replace('.', '_')}"):
         st.markdown(f"**{t('live.vote_title')}** {prompt}")
         if active_vote_role() == "teacher":
-            _teacher_vote(key, tuple(options), answer, explanation)
+            teacher_vote(key, tuple(options), answer, explanation)
         else:
             _student_vote(key, tuple(options), answer, explanation)
-
-
-def _teacher_vote(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
-    last = published()
-    vote = last.vote
-    if vote is not None and vote.key != key:
-        if vote.key.startswith(f"{current_page()}."):  # the settings changed the question: its vote ends
-            try:
-                publish(replace(last, vote=None))
-            except LabError as err:
-                render.show_error(err)
-        vote = None
-    st.markdown("\n".join(f"{i + 1}. {o}" for i, o in enumerate(options)))
-    render.show_flash(FLASH_KEY)
-    if vote is None:
-        st.button(t("live.vote_open"), key=OPEN_KEY, type="primary", icon=":material/how_to_vote:",
-                  on_click=on_vote, args=(VoteState(key, 1, "open", answer, len(options)),))
-        return
-    if vote.phase == "open":
-        _vote_count(presenter().lesson, key, vote.round)
-        st.button(t("live.vote_close"), key=CLOSE_KEY, type="primary", icon=":material/bar_chart:",
-                  on_click=on_vote, args=(replace(vote, phase="histogram"),))
-        return
-    try:
-        rows = storage().votes(presenter().class_id, key)
-    except LabError as err:
-        render.show_error(err)
-        return
-    revealed = vote.phase == "revealed"
-    counts = tally(rows, key, vote.round, len(options))
-    st.caption(t("live.vote_round", round=vote.round, n=sum(counts)))
-    if vote.round == 1:
-        render.chart(vote_charts.histogram, counts, options, answer=answer if revealed else None,
-                     count_title=t("live.votes_axis"))
-    else:
-        _moved(rows, key, options, answer, revealed)
-    cols = st.columns(2)
-    if vote.round == 1 and not revealed:
-        cols[0].button(t("live.vote_again"), key=AGAIN_KEY, icon=":material/forum:", width="stretch",
-                       on_click=on_vote, args=(replace(vote, round=2, phase="open"),),
-                       help=t("live.vote_again_help"))
-    if not revealed:
-        cols[1].button(t("live.vote_reveal"), key=REVEAL_KEY, type="primary", icon=":material/visibility:",
-                       width="stretch", on_click=on_vote, args=(replace(vote, phase="revealed"),))
-        return
-    st.success(t("live.vote_answer", answer=options[answer]), icon=":material/check_circle:")
-    st.markdown(explanation)
-
-
-def _moved(rows: Sequence, key: str, options: tuple[str, ...], answer: int, revealed: bool) -> None:
-    """After the vote again: both rounds side by side, the share right before → after, and who moved where."""
-    sh = shift(rows, key, len(options), answer)
-    render.chart(vote_charts.shift_bars, sh.before, sh.after, options,
-                 round_titles=(t("live.round_1"), t("live.round_2")), count_title=t("live.votes_axis"))
-    if revealed:
-        share = "–" if sh.right_before is None else f"{sh.right_before:.0%}"
-        after = "–" if sh.right_after is None else f"{sh.right_after:.0%}"
-        st.metric(t("live.right_share"), f"{share} → {after}")
-    numbered = [f"{i + 1}" for i in range(len(options))]
-    columns: dict[str, list] = {t("live.moved_from"): numbered}
-    for j, name in enumerate(numbered):
-        columns[t("live.moved_to", option=name)] = [sh.moved[i][j] for i in range(len(options))]
-    st.caption(t("live.moved_caption"))
-    render.table(columns, decimals=0)
-
-
-@st.fragment(run_every=COUNT_POLL_S)
-def _vote_count(lesson: Lesson, key: str, round_: int) -> None:
-    """"12 of 30 voted", live."""
-    try:
-        voted = sum(1 for r in storage().votes(lesson.class_id, key) if r.round == round_)
-        _, present_n = storage().presence(lesson.class_id)
-    except LabError as err:
-        render.show_error(err)
-        return
-    st.metric(t("live.voted_label"), t("live.voted", x=voted, y=max(present_n, voted)))
 
 
 def _on_send(m: Member, vote: VoteState) -> None:
@@ -226,6 +124,10 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
                  format_func=list(options).__getitem__, label_visibility="collapsed", disabled=True)
         st.info(t("live.vote_wait_open"), icon=":material/hourglass_top:")
         return
+    follow = follow_up_question(vote) if vote.round == FOLLOW_UP_ROUND else None
+    if follow is not None:  # the follow-up: another question on the same idea, in this student's language
+        st.markdown(f"**{t('pi.follow_up_title')}**\n\n{follow.prompt}")
+        options, answer, explanation = tuple(o.text for o in follow.options), vote.answer, follow.explanation
     ck = choice_key(key, vote.round)
     mine = voted.get((key, vote.round))
     if ck not in ss and mine is not None:
@@ -233,11 +135,14 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
     is_open = vote.phase == "open"
     unsent = is_open and m is not None and mine is None and _resend_unsent(m, vote)
     mine = voted.get((key, vote.round))
+    if is_open and vote.round == 1:
+        st.info(f"**{t('pi.alone')}**", icon=":material/person:")
     st.radio(t("common.predict_pick"), range(len(options)), index=None, key=ck,
              format_func=list(options).__getitem__, label_visibility="collapsed", disabled=not is_open)
     if vote.round == 2 and is_open:
         st.caption(t("live.vote_round_2"))
     if is_open:
+        countdown(vote)
         failed = bool(ss.get(VOTE_FAILED_KEY))
         label = t("live.vote_send_again") if failed else t("live.vote_send")
         st.button(label, key=SEND_KEY, type="primary", icon=":material/send:", on_click=_on_send,
@@ -248,10 +153,13 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
         if mine is not None and not failed:
             st.success(t("live.vote_in"), icon=":material/how_to_reg:")
         return
+    if vote.round == 1 and vote.phase == "closed" and vote.kind == CONCEPTEST:
+        st.info(f"**{t('pi.discuss')}**", icon=":material/forum:")  # Mazur's prompt, on every phone
+        return
     if vote.phase != "revealed":
         st.info(t("live.vote_closed_wait") if mine is not None else t("live.vote_missed"), icon=":material/cast:")
         return
-    given = voted.get((key, 2), voted.get((key, 1)))
+    given = mine if vote.round == FOLLOW_UP_ROUND else voted.get((key, 2), voted.get((key, 1)))
     if given is None:
         st.info(t("live.vote_none", answer=options[answer]), icon=":material/lightbulb:")
     elif given == answer:
