@@ -19,12 +19,20 @@ def _own_class_database(tmp_path_factory):
         os.environ.pop("MHA_DATABASE_URL", None)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every browser test on one xdist worker (one server and one Chromium at a time, as before the workers): the
-    other worker runs the rest beside them."""
-    for item in items:
-        if item.get_closest_marker("e2e") is not None:
-            item.add_marker(pytest.mark.xdist_group("browser"))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Every browser test on one xdist worker (one server and one Chromium at a time, as without workers), the rest
+    spread over both. (xdist's own --dist loadgroup cannot group under pytest 9: it renames items through
+    ``item._nodeid``, which pytest 9 no longer reads.)"""
+    from xdist.scheduler import LoadScopeScheduling  # lazy: only an xdist run has a scheduler to make
+
+    class BrowserTestsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return BROWSER_SCOPE if nodeid.startswith(f"{BROWSER_SCOPE}/") else nodeid
+
+    return BrowserTestsTogether(config, log)
+
+
+BROWSER_SCOPE = "tests/e2e"
 
 
 SHORT_BUSY_MS = 200  # a test that holds the database's lock waits this long, not production's 5 s
