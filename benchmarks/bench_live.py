@@ -17,9 +17,10 @@ browser's setInterval); timers stop when a full run starts. ``--browsers`` of th
 phone every other one).
 
 The teacher: this script publishes with ``Storage.publish_live`` exactly the ``LiveState`` the presenter's session
-writes (mha_core.ui.live: ``_step_state`` for a step, ``_sync`` for a setting, ``_on_vote`` for a vote's phase:
-the followed settings are ``lesson.snapshot`` of the presenter's session values; the vote key is the one the page's
-``render.predict`` builds, read from a student's ballot). Timing it here makes the commit time exact.
+writes (mha_core.ui.live.publish: ``step_state`` for a step, ``sync`` for a setting; mha_core.ui.live.vote:
+``on_vote`` for a vote's phase: the followed settings are ``lesson.snapshot`` of the presenter's session values;
+the vote key is the one the page's ``render.predict`` builds, read from a student's ballot). Timing it here makes
+the commit time exact.
 
 Follow latency: publish committed -> the student's session finished a full run showing the teacher's page and h
 (protocol: the run's page and the address it wrote; Chromium: the page's location, its script stopped).
@@ -69,6 +70,7 @@ from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, READY, percentile, rss_
 from mha_core.classroom.storage import Storage
 from mha_core.i18n import translate
 from mha_core.lesson import LiveState, VoteState, default_plan, snapshot, vote_key
+from mha_core.lesson.store import publish_live, save_plan
 from mha_core.quiz.store import new_student_id
 from mha_core.settings import H_DIV, SENTENCE, SETTINGS
 
@@ -108,7 +110,7 @@ class Teacher:
 
     def publish(self, state: LiveState) -> float:
         """Publish; the epoch seconds at which the write was committed."""
-        self.store.publish_live(self.class_id, state)
+        publish_live(self.store, self.class_id, state)
         self.state = state
         return time.time()
 
@@ -118,7 +120,7 @@ class Teacher:
                                       step_started_at=now, lesson_started_at=now))
 
     def move(self, kind: str, value: int) -> float:
-        """A step (live._step_state: its page, no vote, the clock restarts) or a followed setting (live._sync)."""
+        """A step (publish.step_state: its page, no vote, the clock restarts) or a followed setting (publish.sync)."""
         if kind == "step":
             s = default_plan().steps[value]
             return self.publish(replace(self.state, step=value, page=s.page, vote=None, questions=s.questions,
@@ -625,7 +627,7 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
                    browsers: int) -> list[str]:
     """The lesson; the report's lines."""
     info = store.create_class()
-    store.save_plan(info.id, default_plan())
+    save_plan(store, info.id, default_plan())
     values = {s.key: s.default for s in SETTINGS if s.default is not None}
     values[SENTENCE.key] = translate("en", "common.default_sentence")   # the teacher's session: English defaults
     teacher = Teacher(store, info.id, values)

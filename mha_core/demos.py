@@ -13,7 +13,15 @@ import numpy as np
 from mha_core.attention import multi_head_attention, softmax, split_heads
 from mha_core.counts import param_counts
 from mha_core.errors import LabError
-from mha_core.inputs import content_values, embed, illustrative_weights, lookup_head, random_weights, tokenize
+from mha_core.inputs import (
+    HEAD_KINDS,
+    content_values,
+    embed,
+    illustrative_weights,
+    lookup_head,
+    random_weights,
+    tokenize,
+)
 
 
 @dataclass(frozen=True)
@@ -181,8 +189,6 @@ class SingleHead:
 
 def single_head(sentence: str, kind: str, d_head: int = 8) -> SingleHead:
     """The prerequisite's head: one illustrative head of the given kind (previous, same_word, …)."""
-    from mha_core.inputs import HEAD_KINDS
-
     tokens = tokenize(sentence).tokens
     d_model = 4 * d_head
     w = illustrative_weights(d_model, len(HEAD_KINDS), d_head)
@@ -204,7 +210,7 @@ class Snapshot:
 
 def emergence(steps: int = 300, every: int = 25, seed: int = 0, n_seqs: int = 64) -> list[Snapshot]:
     """Train the toy model from random initialisation and score every head along the way."""
-    from mha_core.toy import DEFAULT_RECIPE, held_out_batch, score_model, train
+    from mha_core.toy import DEFAULT_RECIPE, held_out_batch, score_model, train  # lazy: loads torch
 
     config = DEFAULT_RECIPE.config
     batch = held_out_batch(config, n_seqs=n_seqs)

@@ -17,6 +17,7 @@ from mha_core.classroom.names import name_key
 from mha_core.classroom.schema import SCHEMA_VERSION, answers, migrate, students, votes
 from mha_core.errors import LabError
 from mha_core.lesson.live import LiveState, VoteState
+from mha_core.lesson.store import publish_live
 from mha_core.quiz import load_questions
 
 QUESTIONS = tuple(q.id for q in load_questions("en"))
@@ -85,7 +86,7 @@ def test_a_locked_class_refuses_new_students_only(store):
 def test_a_removed_student_loses_answers_and_votes_and_cannot_rejoin(store):
     info = store.create_class()
     ann, bo = store.join(info.code, A, "Ann"), store.join(info.code, B, "Bo")
-    store.publish_live(info.id, _open("attend.q.1", 1))
+    publish_live(store, info.id, _open("attend.q.1", 1))
     for m in (ann, bo):
         store.record(m, QUESTIONS[0], "a", True)
         store.cast_vote(m, "attend.q.1", 1, 0, True)
@@ -111,11 +112,11 @@ def test_turnout_counts_joined_and_votes_in_the_open_round(store):
     info = store.create_class()
     members = [store.join(info.code, k * 32, n) for k, n in zip("abc", ("Ann", "Bo", "Cy"), strict=True)]
     assert store.turnout(info.id).joined == 3 and store.turnout(info.id).voted is None
-    store.publish_live(info.id, _open("attend.q.1", 1))
+    publish_live(store, info.id, _open("attend.q.1", 1))
     store.cast_vote(members[0], "attend.q.1", 1, 0, True)
     store.cast_vote(members[1], "attend.q.1", 1, 1, False)
     assert (store.turnout(info.id).joined, store.turnout(info.id).voted) == (3, 2)
-    store.publish_live(info.id, _open("attend.q.1", 2))
+    publish_live(store, info.id, _open("attend.q.1", 2))
     store.cast_vote(members[2], "attend.q.1", 2, 0, True)
     assert store.turnout(info.id).voted == 1                          # the open round only
 

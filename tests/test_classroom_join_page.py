@@ -145,7 +145,7 @@ def test_the_teacher_removes_a_student_after_confirming_and_the_student_is_told(
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_dashboard_and_the_presenter_show_joined_and_voted(store, monkeypatch, lang):
-    monkeypatch.setattr(live, "SHARED_READ_S", 1e-6)
+    monkeypatch.setattr(live.follow, "SHARED_READ_S", 1e-6)
     at = teacher_with_a_class(lang)
     (info,) = store.list_classes()
     for name in ("Ann", "Bo", "Cy"):

@@ -81,7 +81,7 @@ def _fields(text: str) -> set[str]:
 def test_the_scan_finds_the_raise_sites():
     """Guards the test itself: if the ast walk broke, every check below would pass on nothing."""
     assert len(SITES) > 80
-    assert any(s.where.startswith("mha_core/classroom/storage.py") and s.key == "class_db_busy" for s in SITES)
+    assert any(s.where.startswith("mha_core/classroom/db.py") and s.key == "class_db_busy" for s in SITES)
 
 
 @pytest.mark.parametrize("site", SITES, ids=lambda s: s.where)

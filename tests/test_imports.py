@@ -1,15 +1,15 @@
 """The package's import graph, read from the source with ``ast`` (every import, also those inside functions, which
-is where a cycle hides): no cycle between mha_core modules, Streamlit only under mha_core/ui/, and nothing in
-mha_core reaching up into the pages or the tests."""
+is where a cycle hides, and every parent package's ``__init__`` an import runs): no cycle between mha_core modules,
+no function-level import of a project module (but a lazy load of a heavy library, with its reason), Streamlit only
+under mha_core/ui/, and nothing in mha_core reaching up into the pages or the tests."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "mha_core"
@@ -38,9 +38,10 @@ def package_modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
 
 
-def imports(name: str, source: str, is_package: bool = False) -> Iterator[Import]:
+def imports(name: str, source: str | ast.AST, is_package: bool = False) -> Iterator[Import]:
     """Every import in a module's source, anywhere in it (module level, functions, TYPE_CHECKING blocks)."""
-    for node in ast.walk(ast.parse(source, filename=name)):
+    tree = source if isinstance(source, ast.AST) else ast.parse(source, filename=name)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield Import(alias.name, (), node.lineno)
@@ -54,9 +55,16 @@ def imports(name: str, source: str, is_package: bool = False) -> Iterator[Import
             yield Import(target, tuple(a.name for a in node.names), node.lineno)
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree (parsed once per run)."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+@functools.cache
 def imports_of(name: str, path: Path) -> list[Import]:
-    """The imports of one module file."""
-    return list(imports(name, path.read_text(encoding="utf-8"), path.name == "__init__.py"))
+    """The imports of one module file (read once per run)."""
+    return list(imports(name, _tree(path), path.name == "__init__.py"))
 
 
 def resolve(imp: Import, modules: dict[str, Path]) -> set[str]:
@@ -77,10 +85,24 @@ def resolve(imp: Import, modules: dict[str, Path]) -> set[str]:
     return found
 
 
+def parents_run(importer: str, target: str, modules: dict[str, Path]) -> set[str]:
+    """The packages whose ``__init__`` Python runs to import ``target`` from ``importer``: every package above the
+    target that is not also above the importer (those are already being imported when the importer runs)."""
+    own = importer.split(".")
+    parts = target.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))
+            if ".".join(parts[:i]) in modules and parts[:i] != own[:i]}
+
+
 def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """Module -> the package modules it imports (itself excluded)."""
-    return {name: {dep for imp in imports_of(name, path) for dep in resolve(imp, modules)} - {name}
-            for name, path in modules.items()}
+    """Module -> the package modules it imports (itself excluded), with the parent packages' ``__init__`` modules
+    the import runs (``from mha_core.quiz.bank import x`` runs mha_core/quiz/__init__.py first)."""
+    graph = {}
+    for name, path in modules.items():
+        deps = {dep for imp in imports_of(name, path) for dep in resolve(imp, modules)}
+        deps |= {p for dep in deps for p in parents_run(name, dep, modules)}
+        graph[name] = deps - {name}
+    return graph
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -118,9 +140,15 @@ def all_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 MODULES = package_modules()
 
 
+@functools.cache
+def package_graph() -> dict[str, set[str]]:
+    """The package's import graph, built once per run (the tests only read it)."""
+    return import_graph(MODULES)
+
+
 def test_the_graph_sees_the_package():
     """The walk finds the modules and the edges it must (so an empty graph cannot pass the cycle test)."""
-    graph = import_graph(MODULES)
+    graph = package_graph()
     assert {"mha_core.ui.quiz", "mha_core.ui.render", "mha_core.attention"} <= set(graph)
     assert "mha_core.ui.i18n" in graph["mha_core.ui"]          # from mha_core.ui.i18n import …
     assert "mha_core.quiz.bank" in graph["mha_core.ui.quiz"]   # from mha_core.quiz.bank import …
@@ -145,18 +173,116 @@ def test_a_cycle_is_found_and_named():
     assert all_cycles({**graph, "d": {"e"}, "e": {"d"}}) == [["a", "b", "c", "a"], ["d", "e", "d"]]
 
 
+def test_an_import_counts_the_parent_packages_it_runs():
+    modules = {m: Path() for m in ("mha_core", "mha_core.quiz", "mha_core.quiz.bank", "mha_core.quiz.store",
+                                   "mha_core.lesson", "mha_core.lesson.plan")}
+    assert parents_run("mha_core.lesson.plan", "mha_core.quiz.bank", modules) == {"mha_core.quiz"}
+    assert parents_run("mha_core.quiz.store", "mha_core.quiz.bank", modules) == set()  # its own package
+    # the cycle issue 25 found: the old graph had no edge into mha_core/quiz/__init__.py, so it saw none
+    graph = {"mha_core.lesson": {"mha_core.lesson.plan"}, "mha_core.lesson.plan": {"mha_core.quiz.bank"},
+             "mha_core.quiz": {"mha_core.quiz.bank", "mha_core.quiz.store"}, "mha_core.quiz.bank": set(),
+             "mha_core.quiz.store": {"mha_core.lesson"}}
+    assert find_cycle(graph) is None
+    graph["mha_core.lesson.plan"] |= parents_run("mha_core.lesson.plan", "mha_core.quiz.bank", modules)
+    assert find_cycle(graph) == ["mha_core.lesson", "mha_core.lesson.plan", "mha_core.quiz", "mha_core.quiz.store",
+                                 "mha_core.lesson"]
+
+
 def test_the_package_has_no_import_cycle():
-    cycles = all_cycles(import_graph(MODULES))
+    cycles = all_cycles(package_graph())
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_streamlit_only_under_ui_and_nothing_imports_pages_or_tests(name):
+def test_streamlit_only_under_ui_and_nothing_imports_pages_or_tests():
+    """One check over every module (naming each offender), not one test per module."""
     bad = []
-    for imp in imports_of(name, MODULES[name]):
-        top = imp.module.split(".")[0]
-        if top == "streamlit" and not (name == UI or name.startswith(UI + ".")):
-            bad.append(f"line {imp.line}: streamlit outside {UI}")
-        if top in UPWARD:
-            bad.append(f"line {imp.line}: imports {imp.module} (pages and tests sit above the package)")
-    assert not bad, f"{name}: " + "; ".join(bad)
+    for name, path in sorted(MODULES.items()):
+        for imp in imports_of(name, path):
+            top = imp.module.split(".")[0]
+            if top == "streamlit" and not (name == UI or name.startswith(UI + ".")):
+                bad.append(f"{name} line {imp.line}: streamlit outside {UI}")
+            if top in UPWARD:
+                bad.append(f"{name} line {imp.line}: imports {imp.module} (pages and tests sit above the package)")
+    assert not bad, "; ".join(bad)
+
+
+# Third-party libraries heavy enough to load only when used (seconds and hundreds of MiB, or an optional extra): a
+# function may import a project module that loads one of them, with a comment on its line saying why.
+HEAVY = frozenset({"torch", "transformers", "fpdf"})
+LAZY_NOTE = "# lazy:"
+
+
+def function_imports(name: str, path: Path) -> Iterator[tuple[ast.stmt, str]]:
+    """Imports inside a function (or method) of a module, with their source line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    todo: list[tuple[ast.AST, bool]] = [(_tree(path), False)]
+    while todo:
+        node, in_function = todo.pop()
+        if in_function and isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, lines[node.lineno - 1]
+        inside = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        todo.extend((child, inside) for child in ast.iter_child_nodes(node))
+
+
+def loads_heavy(module: str, modules: dict[str, Path]) -> bool:
+    """Whether importing ``module`` loads a HEAVY library (its module-level imports, and theirs)."""
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in modules:
+            continue
+        seen.add(m)
+        for node in _tree(modules[m]).body:
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if not getattr(node, "level", 0) and any(n.split(".")[0] in HEAVY for n in names):
+                return True
+            imp = next(imports(m, ast.unparse(node), modules[m].name == "__init__.py"))
+            deps = resolve(imp, modules)
+            todo.extend(deps | {p for d in deps for p in parents_run(m, d, modules)})
+    return False
+
+
+def late_imports(name: str, path: Path, modules: dict[str, Path]) -> list[str]:
+    """Function-level imports of project modules that are not a noted lazy load of a heavy library."""
+    bad = []
+    for node, line in sorted(function_imports(name, path), key=lambda found: found[0].lineno):
+        imp = next(imports(name, ast.unparse(node), path.name == "__init__.py"))
+        targets = resolve(imp, modules)
+        if not targets:
+            continue
+        lazy = LAZY_NOTE in line and all(loads_heavy(t, modules) for t in targets)
+        if not lazy:
+            bad.append(f"line {node.lineno}: {line.strip()}")
+    return bad
+
+
+def test_function_level_imports_are_found_and_only_a_noted_heavy_load_passes(tmp_path):
+    pkg = tmp_path / PACKAGE
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "heavy.py").write_text("import torch\n")
+    (pkg / "light.py").write_text("import json\n")
+    (pkg / "user.py").write_text(
+        "def a():\n    from mha_core import heavy  # lazy: loads torch\n"
+        "def b():\n    from mha_core import light  # lazy: not heavy\n"
+        "def c():\n    from mha_core import heavy\n"
+        "def d():\n    import torch\n")
+    modules = {f"{PACKAGE}.{p.stem}" if p.stem != "__init__" else PACKAGE: p for p in pkg.glob("*.py")}
+    assert [b.split(":")[0] for b in late_imports(f"{PACKAGE}.user", pkg / "user.py", modules)] == [
+        "line 4", "line 6"]
+
+
+def test_no_function_level_import_of_a_project_module():
+    bad = {name: late for name, path in MODULES.items() if (late := late_imports(name, path, MODULES))}
+    assert not bad, "function-level imports (move to module level; a heavy lazy load says '# lazy: why'): " + \
+        "; ".join(f"{n} {', '.join(b)}" for n, b in sorted(bad.items()))
+
+
+def test_the_class_store_knows_no_lesson_type():
+    """mha_core.classroom stores the lesson's plan and state as JSON text; mha_core.lesson encodes them."""
+    graph = package_graph()
+    bad = sorted(f"{m} -> {d}" for m in graph if m.startswith(f"{PACKAGE}.classroom")
+                 for d in graph[m] if d == f"{PACKAGE}.lesson" or d.startswith(f"{PACKAGE}.lesson."))
+    assert not bad, "; ".join(bad)

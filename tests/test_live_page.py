@@ -15,8 +15,10 @@ from mha_core.classroom import Storage, pretty, sqlite_url
 from mha_core.i18n import LANGS, translate
 from mha_core.lesson import default_plan, snapshot, tally
 from mha_core.lesson.plan import DEFAULT_CHECK, QUIZ_PAGE
+from mha_core.lesson.store import load_plan, publish_live, read_live
 from mha_core.settings import H_DIV, SENTENCE
 from mha_core.ui import live, teacher
+from mha_core.ui.live import follow
 from mha_core.ui.nav import spec
 
 PAGE = spec("classroom").script
@@ -35,7 +37,7 @@ def db(tmp_path, monkeypatch) -> str:
 @pytest.fixture(autouse=True)
 def unshared_reads(monkeypatch):
     """Every poll reads the database: these tests publish and read back within one window of the shared read."""
-    monkeypatch.setattr(live, "SHARED_READ_S", 1e-6)
+    monkeypatch.setattr(follow, "SHARED_READ_S", 1e-6)
 
 
 @pytest.fixture
@@ -94,11 +96,11 @@ def markdowns(at: AppTest) -> list[str]:
 def test_teach_live_stores_step_0_and_presents_it_with_the_join_code(store, lang):
     at = teach_live(lang)
     info = the_class(store)
-    version, state = store.read_live(info.id)
+    version, state = read_live(store, info.id)
     plan = default_plan()
     assert version == 1 and state.step == 0 and state.page == plan.steps[0].page
     assert dict(state.settings)[H_DIV.key] == at.session_state[H_DIV.key]
-    assert store.load_plan(info.id) == plan                       # the plan taught is saved with the class
+    assert load_plan(store, info.id) == plan                       # the plan taught is saved with the class
     assert page_of(at) == plan.steps[0].page and at.session_state[live.PRESENTER_KEY].class_id == info.id
     bar = translate(lang, "live.step_of", i=1, n=len(plan.steps), page=translate(lang, f"nav.{plan.steps[0].page}"))
     assert bar in markdowns(at)
@@ -118,7 +120,7 @@ def test_students_follow_the_teachers_page_and_settings_in_any_language(store):
             in " ".join(markdowns(s))
     ok(at.sidebar.select_slider(key=H_DIV.key).set_value(2).run())
     ok(at.text_area(key=SENTENCE.key).input("Ich sehe den Hund .").run())
-    version, state = store.read_live(info.id)
+    version, state = read_live(store, info.id)
     assert version == 3 and dict(state.settings)[H_DIV.key] == 2
     for s in (ann, bo):
         ok(s.run())
@@ -126,9 +128,9 @@ def test_students_follow_the_teachers_page_and_settings_in_any_language(store):
         assert snapshot(s.session_state) == state.settings
         assert s.query_params[live.LIVE_QUERY] == str(version)  # written last: the browser's proof it drew it
     ok(at.button(key=live.NEXT_KEY).click().run())
-    assert page_of(at) == "prereq" and store.read_live(info.id)[1].step == 1
+    assert page_of(at) == "prereq" and read_live(store, info.id)[1].step == 1
     ok(at.switch_page(spec("attend").script).run())                  # the teacher navigates by the sidebar
-    assert store.read_live(info.id)[1].page == "attend" and store.read_live(info.id)[1].step == 3
+    assert read_live(store, info.id)[1].page == "attend" and read_live(store, info.id)[1].step == 3
     for s in (ann, bo):
         ok(s.run())
         assert page_of(s) == "attend" and s.session_state["lang"] in LANGS
@@ -152,11 +154,6 @@ def test_an_exploring_student_is_not_followed_and_one_tap_brings_them_back(store
     assert page_of(ann) == "prereq" and ann.session_state[H_DIV.key] == 8
     ok(ann.switch_page(spec("glossary").script).run())               # following: strict, brought back
     assert page_of(ann) == "prereq"
-    ok(ann.button(key=live.EXPLORE_KEY).click().run())               # exploring, the student moves h themselves
-    ok(ann.sidebar.select_slider(key=H_DIV.key).set_value(1).run())
-    assert ann.session_state[H_DIV.key] == 1
-    ok(ann.button(key=live.BACK_KEY).click().run())                  # the teacher did nothing: back is back anyway
-    assert ann.session_state[H_DIV.key] == 8
 
 
 def answers_of(store: Storage, class_id: int, key: str) -> list[tuple[str, int, int, bool]]:
@@ -178,7 +175,7 @@ def test_a_vote_round_with_a_revote_histogram_and_reveal(store, tmp_path):
     waiting = translate("en", "live.vote_wait_open")
     assert waiting in [i.value for i in ann.info]                # not open yet: the ballot is disabled
     ok(at.button(key=live.OPEN_KEY).click().run())
-    state = store.read_live(info.id)[1]
+    state = read_live(store, info.id)[1]
     vk, answer, n = state.vote.key, state.vote.answer, state.vote.n_options
     assert state.vote.phase == "open" and state.vote.round == 1 and vk.startswith("overview.")
     wrong = (answer + 1) % n
@@ -200,11 +197,11 @@ def test_a_vote_round_with_a_revote_histogram_and_reveal(store, tmp_path):
     ok(at.run())
     assert translate("en", "live.voted", x=2, y=2) in [m.value for m in at.metric]
     ok(at.button(key=live.CLOSE_KEY).click().run())
-    assert store.read_live(info.id)[1].vote.phase == "histogram"
+    assert read_live(store, info.id)[1].vote.phase == "histogram"
     assert translate("en", "live.vote_round", round=1, n=2) in [c.value for c in at.caption]
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
     ok(at.button(key=live.AGAIN_KEY).click().run())
-    assert store.read_live(info.id)[1].vote.round == 2
+    assert read_live(store, info.id)[1].vote.round == 2
     for s in (ann, bo):
         ok(s.run())
     vote(bo, answer)                                             # after discussing, Bo changes their mind
@@ -233,7 +230,7 @@ def test_the_check_step_shows_only_its_questions_to_following_students(store):
     ann = student(info.code, "Ann")
     solo = ok(open_page(spec("quiz").script, "en"))               # not in the class: the whole bank
     ok(at.switch_page(spec(QUIZ_PAGE).script).run())
-    state = store.read_live(info.id)[1]
+    state = read_live(store, info.id)[1]
     assert state.page == QUIZ_PAGE and state.questions == DEFAULT_CHECK
     ok(ann.run())
     n = len(DEFAULT_CHECK)
@@ -255,9 +252,9 @@ def test_the_plan_editor_reorders_drops_retimes_adds_and_saves(store):
     ok(at.selectbox(key=live.ADD_PAGE_KEY).set_value("cost").run())
     ok(at.button(key=live.ADD_KEY).click().run())
     ok(at)
-    assert store.load_plan(info.id) is None                      # not saved yet
+    assert load_plan(store, info.id) is None                      # not saved yet
     ok(at.button(key=live.SAVE_KEY).click().run())
-    saved = store.load_plan(info.id)
+    saved = load_plan(store, info.id)
     pages = [s.page for s in saved.steps]
     expected = [plan.steps[1].page, plan.steps[0].page, *(s.page for s in plan.steps[2:8]), "cost"]
     assert pages == expected and saved.steps[0].minutes == 9.5
@@ -266,7 +263,7 @@ def test_the_plan_editor_reorders_drops_retimes_adds_and_saves(store):
     assert translate("en", "live.plan_total", n=9, minutes=f"{total:g}") in markdowns(at)
     ok(at.button(key=live.RESET_KEY).click().run())
     ok(at.button(key=live.SAVE_KEY).click().run())
-    assert store.load_plan(info.id) == plan
+    assert load_plan(store, info.id) == plan
     assert teacher.TEACH_CODE_KEY in at.session_state
 
 
@@ -276,7 +273,7 @@ def test_ending_the_lesson_frees_the_students(store):
     ann = student(info.code, "Ann")
     ok(at.button(key=live.END_KEY).click().run())
     ok(at)
-    assert store.read_live(info.id)[1] is None and live.PRESENTER_KEY not in at.session_state
+    assert read_live(store, info.id)[1] is None and live.PRESENTER_KEY not in at.session_state
     assert not at.session_state["present"]
     ok(ann.run())
     assert translate("en", "live.explore") not in [b.label for b in ann.button]
@@ -303,13 +300,13 @@ def test_a_process_reads_a_classs_live_state_once_per_window_for_all_its_student
     from mha_core.lesson import LiveState
 
     info = store.create_class()
-    store.publish_live(info.id, LiveState(step=0, page="overview", settings=()))
-    monkeypatch.setattr(live, "SHARED_READ_S", 3600.0)
-    first = live._read_live(info.id)
-    store.publish_live(info.id, LiveState(step=1, page="prereq", settings=()))
-    assert live._read_live(info.id) == first  # the same window: the shared read
-    monkeypatch.setattr(live, "SHARED_READ_S", 1e-6)
-    version, state = live._read_live(info.id)
+    publish_live(store, info.id, LiveState(step=0, page="overview", settings=()))
+    monkeypatch.setattr(follow, "SHARED_READ_S", 3600.0)
+    first = follow.shared_read(info.id)
+    publish_live(store, info.id, LiveState(step=1, page="prereq", settings=()))
+    assert follow.shared_read(info.id) == first  # the same window: the shared read
+    monkeypatch.setattr(follow, "SHARED_READ_S", 1e-6)
+    version, state = follow.shared_read(info.id)
     assert version == first[0] + 1 and state.page == "prereq"
 
 
@@ -380,10 +377,10 @@ def test_a_stale_presenter_window_never_moves_the_class_back_and_can_take_over(s
     stale = second_window()                                      # on step 0, like the first window now
     ok(first.button(key=live.NEXT_KEY).click().run())
     ok(first.button(key=live.NEXT_KEY).click().run())
-    version, state = store.read_live(info.id)
+    version, state = read_live(store, info.id)
     assert state.step == 2
     ok(stale.button(key=live.NEXT_KEY).click().run())            # from its stale copy: step 1 - refused
-    assert store.read_live(info.id) == (version, state)          # the class stays on step 2
+    assert read_live(store, info.id) == (version, state)          # the class stays on step 2
     ok(stale)
     plan = default_plan()
     other = translate("en", "live.other_window", i=3, n=len(plan.steps), page=translate("en", f"nav.{state.page}"))
@@ -392,10 +389,10 @@ def test_a_stale_presenter_window_never_moves_the_class_back_and_can_take_over(s
     assert stale.button(key=live.NEXT_KEY).disabled and stale.button(key=live.PREV_KEY).disabled
     ok(stale.button(key=live.TAKE_OVER_KEY).click().run())       # explicit: present from here
     ok(stale.button(key=live.NEXT_KEY).click().run())
-    assert store.read_live(info.id)[1].step == 3
+    assert read_live(store, info.id)[1].step == 3
     assert other not in [w.value for w in stale.warning]
     ok(first.button(key=live.PREV_KEY).click().run())            # now the first window is the stale one
-    assert store.read_live(info.id)[1].step == 3
+    assert read_live(store, info.id)[1].step == 3
     assert any(w.value.startswith(translate("en", "live.other_window", i=4, n=len(plan.steps), page="")[:40])
                for w in ok(first).warning)
 
@@ -418,9 +415,9 @@ def test_a_presenter_window_after_a_restart_says_the_lesson_runs_and_resumes_it(
     ok(projector.button(key=live.RESUME_KEY).click().run())
     ok(projector)
     assert projector.session_state[live.PRESENTER_KEY].class_id == info.id
-    assert dict(store.read_live(info.id)[1].settings)[H_DIV.key] == 2  # resumed where the class is, not reset
+    assert dict(read_live(store, info.id)[1].settings)[H_DIV.key] == 2  # resumed where the class is, not reset
     ok(projector.button(key=live.NEXT_KEY).click().run())       # its Next moves the class
-    assert store.read_live(info.id)[1].step == 2
+    assert read_live(store, info.id)[1].step == 2
 
 
 def test_the_projector_names_the_class_pages_keys_as_their_owners_do():
@@ -443,7 +440,7 @@ def test_a_logged_in_teachers_projector_offers_resume_in_place(store):
     assert at.session_state[live.PRESENTER_KEY].class_id == info.id
     assert running not in [w.value for w in at.warning]
     ok(at.button(key=live.NEXT_KEY).click().run())
-    assert store.read_live(info.id)[1].step == 2
+    assert read_live(store, info.id)[1].step == 2
 
 
 def reloaded(s: AppTest) -> AppTest:
@@ -459,7 +456,7 @@ def test_a_student_who_voted_still_sees_their_vote_after_a_reload(store, lang):
     ann = student(info.code, "Ann", lang)
     ok(at.button(key=live.OPEN_KEY).click().run())
     ok(ann.run())
-    vk, answer = store.read_live(info.id)[1].vote.key, store.read_live(info.id)[1].vote.answer
+    vk, answer = read_live(store, info.id)[1].vote.key, read_live(store, info.id)[1].vote.answer
     vote(ann, answer)
     ann = reloaded(ann)
     assert ann.radio(key=live.choice_key(vk, 1)).value == answer          # the ballot shows the stored choice
@@ -493,7 +490,7 @@ def test_a_vote_the_database_did_not_take_survives_a_reload_and_is_sent_again(st
     ann = student(info.code, "Ann")
     ok(at.button(key=live.OPEN_KEY).click().run())
     ok(ann.run())
-    vk, answer = store.read_live(info.id)[1].vote.key, store.read_live(info.id)[1].vote.answer
+    vk, answer = read_live(store, info.id)[1].vote.key, read_live(store, info.id)[1].vote.answer
     holder = sqlite3.connect(tmp_path / "data" / "class.sqlite3", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")                            # the database busy: the vote is not stored
     try:
@@ -512,3 +509,43 @@ def test_a_vote_the_database_did_not_take_survives_a_reload_and_is_sent_again(st
     assert [(v.choice, v.round) for v in store.votes(info.id)] == [(answer, 1)]
     assert translate("en", "live.vote_in") in [s.value for s in back.success]
     assert live.UNSENT.of(back.session_state["classroom_member"].key) == {}
+
+
+def test_a_presenter_run_stopped_right_after_its_publish_keeps_presenting(store, monkeypatch):
+    """A full rerun request (the teacher's next click, a slider being dragged) stops the running script at its next
+    session-state access: Streamlit checks for one before every st.session_state read or write. Stopped right
+    after its publish committed, the presenter's run never records the version it wrote; the window must not then
+    take its own publish for another window's ("another window presents", publishing nothing more: the class
+    stuck on the old settings, as the live e2e test once saw after an h move)."""
+    import contextlib
+
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+
+    at = teach_live()
+    info = the_class(store)
+    armed = {"write": False, "stop": False}
+    real_writing, real_set = Storage.writing, SafeSessionState.__setitem__
+
+    @contextlib.contextmanager
+    def writing(self):  # noqa: ANN001, ANN202 - Storage.writing, then the stop armed for the next state write
+        with real_writing(self) as conn:
+            yield conn
+        if armed["write"]:
+            armed["write"], armed["stop"] = False, True
+
+    def setitem(self, key, value) -> None:  # noqa: ANN001 - SafeSessionState.__setitem__
+        if armed["stop"]:
+            armed["stop"] = False
+            raise StopException  # as a rerun request arriving right after the commit
+        real_set(self, key, value)
+
+    monkeypatch.setattr(Storage, "writing", writing)
+    monkeypatch.setattr(SafeSessionState, "__setitem__", setitem)
+    armed["write"] = True
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(2).run())  # published, then the run stopped
+    assert not armed["stop"] and dict(read_live(store, info.id)[1].settings)[H_DIV.key] == 2
+    ok(at.run())                                                     # the next run (or the clock's tick)
+    ok(at.sidebar.select_slider(key=H_DIV.key).set_value(8).run())
+    assert not any(translate("en", "live.take_over") == b.label for b in at.button)
+    assert dict(read_live(store, info.id)[1].settings)[H_DIV.key] == 8  # the class follows the next move

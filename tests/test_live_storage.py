@@ -39,6 +39,7 @@ from mha_core.classroom.schema import (
 )
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState, Plan, Step, VoteState, default_plan, snapshot, vote_key
+from mha_core.lesson.store import load_plan, publish_live, read_live, save_plan
 
 KEY = vote_key("attend", "row_sum", (2, 8, "the cat sat"))
 OTHER_KEY = vote_key("split", "shape", (2, 8))
@@ -82,14 +83,14 @@ def _count(store: Storage, table) -> int:  # noqa: ANN001 - a Table
 
 def test_a_class_keeps_its_plan(store):
     class_id, _ = _class_with(store, 0)
-    assert store.load_plan(class_id) is None
-    store.save_plan(class_id, default_plan())
-    assert store.load_plan(class_id) == default_plan()
+    assert load_plan(store, class_id) is None
+    save_plan(store, class_id, default_plan())
+    assert load_plan(store, class_id) == default_plan()
     short = Plan((Step("split", 4), Step("quiz", 6, ("d-head",))))
-    store.save_plan(class_id, short)
-    assert store.load_plan(class_id) == short and _count(store, plans) == 1
+    save_plan(store, class_id, short)
+    assert load_plan(store, class_id) == short and _count(store, plans) == 1
     with pytest.raises(LabError) as err:
-        store.save_plan(class_id + 100, short)
+        save_plan(store, class_id + 100, short)
     assert err.value.key == "lesson_class_gone"
 
 
@@ -97,41 +98,41 @@ def test_a_class_keeps_its_plan(store):
 
 def test_each_publish_grows_the_version_by_one(store):
     class_id, _ = _class_with(store, 0)
-    assert store.read_live(class_id) == (0, None)
-    assert [store.publish_live(class_id, _state(i)) for i in range(3)] == [1, 2, 3]
-    assert store.read_live(class_id) == (3, _state(2))
-    store.publish_live(class_id, _state(4, _vote("histogram", 2)))
-    assert store.read_live(class_id) == (4, _state(4, _vote("histogram", 2)))
+    assert read_live(store, class_id) == (0, None)
+    assert [publish_live(store, class_id, _state(i)) for i in range(3)] == [1, 2, 3]
+    assert read_live(store, class_id) == (3, _state(2))
+    publish_live(store, class_id, _state(4, _vote("histogram", 2)))
+    assert read_live(store, class_id) == (4, _state(4, _vote("histogram", 2)))
     with store.engine.connect() as conn:  # the vote's mirrors, for cast_vote's check in SQL
         row = conn.execute(select(live).where(live.c.class_id == class_id)).one()
     assert (row.vote_key, row.vote_round, row.vote_phase) == (KEY, 2, "histogram")
     store.end_live(class_id)
-    assert store.read_live(class_id) == (5, None)  # ended, and the version still grew: followers notice
-    assert store.publish_live(class_id, _state()) == 6 and store.read_live(class_id) == (6, _state())
+    assert read_live(store, class_id) == (5, None)  # ended, and the version still grew: followers notice
+    assert publish_live(store, class_id, _state()) == 6 and read_live(store, class_id) == (6, _state())
     with pytest.raises(LabError) as err:
-        store.publish_live(class_id + 100, _state())
+        publish_live(store, class_id + 100, _state())
     assert err.value.key == "lesson_class_gone"
 
 
 def test_a_publish_on_a_stale_version_stores_nothing(store):
     class_id = store.create_class().id
-    assert store.publish_live(class_id, _state(0)) == 1
-    assert store.publish_live(class_id, _state(2), seen=1) == 2           # the version this window saw
-    assert store.publish_live(class_id, _state(1), seen=1) is None        # a stale window: refused
-    assert store.read_live(class_id) == (2, _state(2))
+    assert publish_live(store, class_id, _state(0)) == 1
+    assert publish_live(store, class_id, _state(2), seen=1) == 2           # the version this window saw
+    assert publish_live(store, class_id, _state(1), seen=1) is None        # a stale window: refused
+    assert read_live(store, class_id) == (2, _state(2))
     store.end_live(class_id)
-    assert store.publish_live(class_id, _state(1), seen=2) is None        # ended elsewhere meanwhile
-    assert store.publish_live(store.create_class().id, _state(1), seen=0) is None  # never live
+    assert publish_live(store, class_id, _state(1), seen=2) is None        # ended elsewhere meanwhile
+    assert publish_live(store, store.create_class().id, _state(1), seen=0) is None  # never live
 
 
 def test_of_ten_windows_publishing_on_one_seen_version_one_wins(store):
     class_id = store.create_class().id
-    store.publish_live(class_id, _state(0))
+    publish_live(store, class_id, _state(0))
     barrier, won = threading.Barrier(10), []
 
     def publish(step: int) -> None:
         barrier.wait()
-        if store.publish_live(class_id, _state(step), seen=1) is not None:
+        if publish_live(store, class_id, _state(step), seen=1) is not None:
             won.append(step)
 
     threads = [threading.Thread(target=publish, args=(i,)) for i in range(10)]
@@ -139,7 +140,7 @@ def test_of_ten_windows_publishing_on_one_seen_version_one_wins(store):
         th.start()
     for th in threads:
         th.join()
-    assert len(won) == 1 and store.read_live(class_id) == (2, _state(won[0]))
+    assert len(won) == 1 and read_live(store, class_id) == (2, _state(won[0]))
 
 
 def test_ten_publishers_at_once_get_ten_distinct_versions(store):
@@ -151,7 +152,7 @@ def test_ten_publishers_at_once_get_ten_distinct_versions(store):
     def publish(i: int) -> None:
         try:
             barrier.wait()
-            got.append(store.publish_live(class_id, _state(i)))
+            got.append(publish_live(store, class_id, _state(i)))
         except BaseException as err:  # noqa: BLE001 - reported below
             errors.append(err)
 
@@ -162,7 +163,7 @@ def test_ten_publishers_at_once_get_ten_distinct_versions(store):
         th.join()
     assert not errors, errors[:3]
     assert sorted(got) == list(range(1, 11))
-    version, state = store.read_live(class_id)
+    version, state = read_live(store, class_id)
     assert version == 10 and state is not None and state.step in range(10)
 
 
@@ -170,7 +171,7 @@ def test_ten_publishers_at_once_get_ten_distinct_versions(store):
 
 def test_a_vote_is_stored_once_and_voting_again_replaces_the_choice(store):
     class_id, (ann, bo) = _class_with(store, 2)
-    store.publish_live(class_id, _state(vote=_vote()))
+    publish_live(store, class_id, _state(vote=_vote()))
     store.cast_vote(ann, KEY, 1, 0, False)
     store.cast_vote(ann, KEY, 1, 0, False)  # the same vote resent (a retry): still one row
     assert [(v.name, v.choice, v.correct) for v in store.votes(class_id)] == [("student 0", 0, False)]
@@ -180,7 +181,7 @@ def test_a_vote_is_stored_once_and_voting_again_replaces_the_choice(store):
     assert [(v.student_id, v.vote_key, v.round, v.choice, v.correct) for v in rows] == [
         (ann.student_id, KEY, 1, 1, True), (bo.student_id, KEY, 1, 2, False)]
     assert all(isinstance(v, VoteRow) and isinstance(v.voted_at, datetime) for v in rows)
-    store.publish_live(class_id, _state(vote=_vote(round_=2)))  # vote again: round 2 is a new row
+    publish_live(store, class_id, _state(vote=_vote(round_=2)))  # vote again: round 2 is a new row
     store.cast_vote(ann, KEY, 2, 1, True)
     assert _count(store, votes) == 3
     assert [(v.round, v.choice) for v in store.votes(class_id) if v.student_id == ann.student_id] == [(1, 1), (2, 1)]
@@ -198,7 +199,7 @@ def test_a_vote_is_stored_once_and_voting_again_replaces_the_choice(store):
 def test_a_vote_outside_its_open_round_is_refused(store, live_vote, key, round_):
     class_id, (ann,) = _class_with(store, 1)
     if live_vote is not None:
-        store.publish_live(class_id, _state(vote=live_vote))
+        publish_live(store, class_id, _state(vote=live_vote))
     with pytest.raises(LabError) as err:
         store.cast_vote(ann, key, round_, 1, True)
     assert err.value.key == "vote_closed"
@@ -210,7 +211,7 @@ def test_a_vote_outside_its_open_round_is_refused(store, live_vote, key, round_)
                               "none"])
 def test_a_ballot_outside_the_votes_options_is_refused_and_nothing_stored(store, choice):
     class_id, (ann,) = _class_with(store, 1)
-    store.publish_live(class_id, _state(vote=_vote()))       # 3 options
+    publish_live(store, class_id, _state(vote=_vote()))       # 3 options
     with pytest.raises(LabError) as err:
         store.cast_vote(ann, KEY, 1, choice, False)
     assert err.value.key == "vote_choice_bad"
@@ -223,7 +224,7 @@ def test_the_option_count_is_checked_by_the_statement_that_stores_the_ballot(sto
     """The count is read from the stored live state in SQL: a vote with 2 options refuses choice 2 even when the
     caller believes there are 3."""
     class_id, (ann,) = _class_with(store, 1)
-    store.publish_live(class_id, _state(vote=VoteState(key=KEY, round=1, phase="open", answer=1, n_options=2)))
+    publish_live(store, class_id, _state(vote=VoteState(key=KEY, round=1, phase="open", answer=1, n_options=2)))
     with pytest.raises(LabError) as err:
         store.cast_vote(ann, KEY, 1, 2, False)
     assert err.value.key == "vote_choice_bad" and store.votes(class_id) == ()
@@ -235,9 +236,9 @@ def test_the_option_count_is_checked_by_the_statement_that_stores_the_ballot(sto
 
 def test_a_closed_vote_keeps_the_choice_made_while_open(store):
     class_id, (ann,) = _class_with(store, 1)
-    store.publish_live(class_id, _state(vote=_vote()))
+    publish_live(store, class_id, _state(vote=_vote()))
     store.cast_vote(ann, KEY, 1, 2, False)
-    store.publish_live(class_id, _state(vote=_vote("closed")))
+    publish_live(store, class_id, _state(vote=_vote("closed")))
     with pytest.raises(LabError):
         store.cast_vote(ann, KEY, 1, 1, True)
     store.end_live(class_id)
@@ -249,7 +250,7 @@ def test_a_closed_vote_keeps_the_choice_made_while_open(store):
 
 def test_a_vote_in_a_closed_or_vanished_class_is_refused(store):
     class_id, (ann, bo) = _class_with(store, 2)
-    store.publish_live(class_id, _state(vote=_vote()))
+    publish_live(store, class_id, _state(vote=_vote()))
     store.set_closed(class_id, True)
     with pytest.raises(LabError) as err:
         store.cast_vote(ann, KEY, 1, 1, True)
@@ -273,7 +274,7 @@ def test_votes_can_be_read_for_one_key(store):
     class_id, (ann, bo) = _class_with(store, 2)
     other_class, (cy,) = _class_with(store, 1)
     for cid, key, voters in ((class_id, KEY, (ann, bo)), (class_id, OTHER_KEY, (bo,)), (other_class, KEY, (cy,))):
-        store.publish_live(cid, _state(vote=_vote(key=key)))
+        publish_live(store, cid, _state(vote=_vote(key=key)))
         for m in voters:
             store.cast_vote(m, key, 1, 0, False)
     assert [(v.name, v.vote_key) for v in store.votes(class_id)] == [
@@ -338,7 +339,7 @@ def test_a_v2_database_is_migrated_to_v3_and_keeps_its_rows(url):
     assert [(r.name, r.question_id, r.canonical, r.attempts) for r in s.answers(7)] == [("Ann", "d-head", "128", 2)]
     ann = s.member("K7QX2MPA", "a" * 32)
     assert ann is not None and s.find_class("K7QX2MPA").reveal
-    assert s.publish_live(7, _state(vote=_vote())) == 1
+    assert publish_live(s, 7, _state(vote=_vote())) == 1
     s.cast_vote(ann, KEY, 1, 1, True)
     assert [(v.name, v.choice) for v in s.votes(7)] == [("Ann", 1)]
     s.dispose()

@@ -17,7 +17,7 @@ def handout_pdf(lang: str, h: int = 2, d_head: int = 2, sentence: str | None = N
     Bad arguments raise ``LabError`` (handout_lang, handout_h, handout_d_head, handout_d_model,
     handout_sentence_long, empty_sentence) with a translated message.
     """
-    from mha_core.handout.pdf import render  # fpdf2 is imported only when a handout is built
+    from mha_core.handout.pdf import render  # lazy: fpdf2 loads only when a handout is built
 
     return render(build_handout(lang, h, d_head, sentence, glossary))
 

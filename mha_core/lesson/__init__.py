@@ -1,6 +1,6 @@
-"""The live lesson without Streamlit: the teacher's plan and its timer (plan), the state students follow (live)
-and the class votes' figures (votes). The Streamlit side is ``mha_core.ui.live``; storage is
-``mha_core.classroom.storage``."""
+"""The live lesson without Streamlit: the teacher's plan and its timer (plan), the state students follow (live),
+a follower's next move (follow), the presenter's session and the states it publishes (presenter) and the class
+votes' figures (votes). The Streamlit side is ``mha_core.ui.live``; storage is ``mha_core.classroom.storage``."""
 
 from mha_core.lesson.live import FOLLOWED, PHASES, Drawn, LiveState, VoteState, browser_shows, snapshot, vote_key
 from mha_core.lesson.plan import (

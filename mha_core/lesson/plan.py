@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, replace
 
 from mha_core.errors import LabError
+from mha_core.quiz.bank import structure
 
 # Every page key a lesson step may show: mha_core.ui.nav.PAGES without the class page itself (the presenter
 # runs the lesson from there; students never follow onto it). Kept here because importing mha_core.ui loads
@@ -66,9 +67,6 @@ def default_plan() -> Plan:
 
 def question_ids() -> frozenset[str]:
     """Every bank question id (language-free)."""
-    # imported here: mha_core.quiz imports the class storage, which imports this module
-    from mha_core.quiz.bank import structure  # noqa: PLC0415
-
     return frozenset(e.id for e in structure()[1])
 
 

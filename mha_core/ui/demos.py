@@ -42,7 +42,7 @@ def heads_vs_accuracy() -> dict:
 @st.cache_resource(show_spinner=False)
 def trained_roles() -> tuple[tuple[int, int, str, float, float], ...]:
     """(layer, head, label, previous-token score, induction score) of the shipped toy model."""
-    from mha_core.toy import load_default, score_model
+    from mha_core.toy import load_default, score_model  # lazy: loads torch
 
     table = score_model(load_default())
     return tuple((s.layer, s.head, s.label, s.previous_token, s.induction) for s in table.heads)

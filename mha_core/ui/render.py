@@ -19,10 +19,12 @@ from mha_core.errors import LabError
 from mha_core.export import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
 from mha_core.markdown import escape_params
+from mha_core.quiz import load_questions
 from mha_core.settings import TABLES
 from mha_core.ui import compute, exports
 from mha_core.ui import frame as page_frame
-from mha_core.ui.i18n import t
+from mha_core.ui.i18n import lang, t
+from mha_core.ui.nav import PAGES
 from mha_core.ui.state import Settings
 from mha_core.walkthrough import Walkthrough
 
@@ -131,8 +133,6 @@ def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
 
 def next_steps(*keys: str) -> None:
     """Links to the pages that continue the lesson."""
-    from mha_core.ui.nav import PAGES
-
     present = {p.key: p for p in PAGES}
     links = [present[k] for k in keys if k in present]
     if not links:
@@ -259,10 +259,6 @@ def _as_tables(spec: dict, frame: pd.DataFrame) -> None:
 
 def check_yourself(page_key: str, sections: Sequence[str] = ()) -> None:
     """The quiz questions that test this page's point (or these bank sections), and a link to them."""
-    from mha_core.quiz import load_questions
-    from mha_core.ui.i18n import lang
-    from mha_core.ui.nav import PAGES
-
     quiz = next((p for p in PAGES if p.key == "quiz"), None)
     questions = [q for q in load_questions(lang()) if q.teaches == page_key or q.section in sections]
     if quiz is None or not questions:

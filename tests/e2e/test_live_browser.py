@@ -239,6 +239,7 @@ def test_a_second_presenter_window_is_told_at_once_and_takes_over(browser, live_
     publishes nothing until "take over", and after it the other window is told in turn."""
     from benchmarks.harness import wait_ready
     from mha_core.classroom.storage import Storage
+    from mha_core.lesson.store import read_live
 
     base, db_url = live_server
     first_ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
@@ -269,7 +270,7 @@ def test_a_second_presenter_window_is_told_at_once_and_takes_over(browser, live_
     store = Storage.open(db_url)
     try:
         (info, *_) = store.list_classes()                        # newest first
-        assert store.read_live(info.id)[1].step == 2
+        assert read_live(store, info.id)[1].step == 2
     finally:
         store.dispose()
     for page in (first, second):
