@@ -159,3 +159,12 @@ def test_the_anonymous_switch_works_until_someone_joins(store):
     ok(at.run())
     assert at.toggle(key=teacher.switch_key("anonymous", info.id)).disabled
     assert translate("en", "classroom.anonymous_fixed", n=1) in [c.value for c in at.caption]
+
+
+def test_the_quiz_banner_of_an_anonymous_class_says_so_and_shows_no_name(store):
+    info = store.create_class(anonymous=True)
+    at = by_link(info.code)
+    ok(at.switch_page(spec("quiz").script).run())
+    assert translate("en", "classroom.in_class_anonymous", code=f"{info.code[:4]}-{info.code[4:]}") in [
+        c.value for c in at.caption]
+    assert not errors(at)
