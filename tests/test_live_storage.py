@@ -334,7 +334,7 @@ def test_a_v2_database_is_migrated_to_v3_and_keeps_its_rows(url):
     s.dispose()
     s = Storage.open(url)
     with s.engine.connect() as conn:
-        assert conn.execute(select(schema_version.c.version)).scalars().all() == [SCHEMA_VERSION] == [4]
+        assert conn.execute(select(schema_version.c.version)).scalars().all() == [SCHEMA_VERSION]
         assert {"mha_plans", "mha_live", "mha_votes", "mha_presence"} <= set(s.engine.dialect.get_table_names(conn))
     assert [(r.name, r.question_id, r.canonical, r.attempts) for r in s.answers(7)] == [("Ann", "d-head", "128", 2)]
     ann = s.member("K7QX2MPA", "a" * 32)
