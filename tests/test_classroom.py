@@ -258,7 +258,7 @@ def test_an_unreachable_database_is_reported():
 
 def test_the_schema_is_versioned_and_migrations_are_idempotent(tmp_path):
     s = Storage.open(sqlite_url(tmp_path / "c.sqlite3"))
-    assert migrate(s.engine) == SCHEMA_VERSION == 5
+    assert migrate(s.engine) == SCHEMA_VERSION == 6
     with s.engine.begin() as conn:
         assert conn.execute(select(schema_version.c.version)).scalars().all() == [SCHEMA_VERSION]
         conn.execute(schema_version.update().values(version=SCHEMA_VERSION + 1))

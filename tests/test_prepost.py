@@ -124,11 +124,11 @@ def test_a_version_4_database_gains_the_test_tables(store):
         test_answers.drop(conn)
         test_windows.drop(conn)
         conn.execute(schema_version.update().values(version=4))
-    assert migrate(store.engine) == SCHEMA_VERSION == 5
+    assert migrate(store.engine) == SCHEMA_VERSION >= 5
     have = set(inspect(store.engine).get_table_names())
     assert {"mha_test_answers", "mha_test_windows"} <= have
     with store.engine.connect() as conn:
-        assert conn.execute(select(schema_version.c.version)).scalar_one() == 5
+        assert conn.execute(select(schema_version.c.version)).scalar_one() == SCHEMA_VERSION
 
 
 def test_results_report_students_missing_a_test_and_csv_carries_the_gains(store):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mha_core.classroom.names import shown_name
@@ -114,20 +114,26 @@ def _cell(value: object) -> object:
     return f"'{value}" if isinstance(value, str) and value.startswith(_FORMULA_START) else value
 
 
-def answers_csv(code: str, rows: Sequence[AnswerRow], titles: dict[str, str], votes: Sequence[VoteRow] = ()) -> str:
+def answers_csv(code: str, rows: Sequence[AnswerRow], titles: dict[str, str], votes: Sequence[VoteRow] = (),
+                ids: Mapping[int, str] | None = None) -> str:
     """The class's answers as CSV (UTF-8 with BOM so spreadsheets read Chinese names), one row per answer, then one
     per vote (kind "vote": the vote key as question_id, the option index as answer, its round); names without
-    bidirectional overrides, cells that could run as formulas defused."""
+    bidirectional overrides, cells that could run as formulas defused. With ``ids`` (an anonymous class: student
+    row id -> opaque id) the student column holds the opaque id, never a name."""
+
+    def who(r: AnswerRow | VoteRow) -> str:
+        return ids.get(r.student_id, "") if ids is not None else shown_name(r.name)
+
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["class", "student", "question_id", "question", "answer", "correct", "attempts", "answered_at",
                      "kind", "round"])
     for r in rows:
         title = titles.get(r.question_id, r.question_id)
-        writer.writerow([_cell(v) for v in (code, shown_name(r.name), r.question_id, title, r.canonical,
+        writer.writerow([_cell(v) for v in (code, who(r), r.question_id, title, r.canonical,
                                             int(r.correct), r.attempts, r.answered_at.isoformat(), "answer", "")])
     for v in votes:
         title = titles.get(v.vote_key, v.vote_key)
-        writer.writerow([_cell(x) for x in (code, shown_name(v.name), v.vote_key, title, v.choice, int(v.correct),
+        writer.writerow([_cell(x) for x in (code, who(v), v.vote_key, title, v.choice, int(v.correct),
                                             "", v.voted_at.isoformat(), "vote", v.round)])
     return "\ufeff" + out.getvalue()

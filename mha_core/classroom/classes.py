@@ -4,11 +4,11 @@ the presenter shows."""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, DateTime, Integer, String, exc, func, literal, or_, select
+from sqlalchemy import Connection, DateTime, String, exc, func, literal, or_, select
 
 from mha_core.classroom.codes import new_code, normalize_code
 from mha_core.classroom.db import Database, dialect_insert, utc_now
-from mha_core.classroom.names import clean_name, name_key
+from mha_core.classroom.names import clean_name, name_key, pseudonym
 from mha_core.classroom.rows import ClassInfo, Member, StudentRow, Turnout, class_info
 from mha_core.classroom.schema import answers, classes, live, presence, removed, students, votes
 from mha_core.errors import LabError
@@ -19,13 +19,14 @@ class ClassTables(Database):
 
     # --- classes ---
 
-    def create_class(self) -> ClassInfo:
-        """A new open class with a fresh random join code."""
+    def create_class(self, anonymous: bool = False) -> ClassInfo:
+        """A new open class with a fresh random join code (``anonymous``: its students join without a name)."""
         for _ in range(5):
             code = new_code()
             try:
                 with self.writing() as conn:
-                    conn.execute(classes.insert().values(code=code, created_at=utc_now(), closed=False, reveal=False))
+                    conn.execute(classes.insert().values(code=code, created_at=utc_now(), closed=False, reveal=False,
+                                                         anonymous=bool(anonymous)))
                 return self.find_class(code)
             except exc.IntegrityError:  # the same code twice: vanishingly rare, try another
                 continue
@@ -58,6 +59,20 @@ class ClassTables(Database):
         with self.writing() as conn:
             conn.execute(classes.update().where(classes.c.id == class_id).values(locked=locked))
 
+    def set_anonymous(self, class_id: int, anonymous: bool) -> None:
+        """Make a class anonymous or named, only while nobody has joined it (names given cannot be taken back, and
+        a class that promised anonymity cannot start asking for names): LabError class_anonymous_fixed after.
+
+        The class row is updated (locked) first and the students counted after, in a later statement: a join
+        running at the same time either waited for this (and sees the new mode) or is counted (and this is
+        undone)."""
+        with self.writing() as conn:
+            conn.execute(classes.update().where(classes.c.id == class_id).values(anonymous=bool(anonymous)))
+            joined = conn.execute(select(func.count()).select_from(students)
+                                  .where(students.c.class_id == class_id)).scalar_one()
+            if joined:
+                raise LabError("class_anonymous_fixed", n=int(joined))  # leaving the block rolls the update back
+
     def set_reveal(self, class_id: int, reveal: bool) -> None:
         """Let the class's students see the explanations (or hide them again)."""
         with self.writing() as conn:
@@ -67,23 +82,27 @@ class ClassTables(Database):
 
     def join(self, code_text: str, key: str, name_text: str, rename: bool = False) -> Member:
         """Join an open class under a display name; joining again with the same key never duplicates, and
-        renames only with ``rename`` (the student's own session), else keeps the stored name.
+        renames only with ``rename`` (the student's own session), else keeps the stored name. In an anonymous
+        class no name is asked, checked or stored (whatever ``name_text`` holds, the row's name is empty).
 
         Refused (LabError): the class is closed (class_closed); locked and the key is new (class_locked); the
         teacher removed this key (class_removed); another student has this name after case folding
-        (class_name_taken). The checks and the insert are one statement, so no race lets a second name in."""
-        name = clean_name(name_text)
-        folded = name_key(name)
+        (class_name_taken); the teacher switched anonymous mode since the class was read (class_mode_changed). The
+        checks and the insert are one statement, so no race lets a second name in; the class row is read FOR SHARE
+        (PostgreSQL), so set_anonymous cannot slip between."""
         info = self.find_class(code_text)
+        name = "" if info.anonymous else clean_name(name_text)
+        folded = None if info.anonymous else name_key(name)
         if info.closed:
             raise LabError("class_closed", code=info.code)
         ins = dialect_insert(self.engine, students)
         returning = select(students.c.id).where(students.c.class_id == info.id, students.c.key == key).exists()
-        src = select(literal(info.id, Integer), literal(key, String), literal(name, String), literal(folded, String),
+        src = select(classes.c.id, literal(key, String), literal(name, String), literal(folded, String),
                      literal(utc_now(), DateTime(timezone=True))).where(
-            select(classes.c.id).where(classes.c.id == info.id, classes.c.closed.is_(False),
-                                       or_(classes.c.locked.is_(False), returning)).exists(),
-            ~select(removed.c.key).where(removed.c.class_id == info.id, removed.c.key == key).exists())
+            classes.c.id == info.id, classes.c.closed.is_(False), or_(classes.c.locked.is_(False), returning),
+            classes.c.anonymous.is_(info.anonymous),
+            ~select(removed.c.key).where(removed.c.class_id == info.id, removed.c.key == key).exists(),
+        ).with_for_update(read=True)
         kept = {"name": ins.excluded.name, "name_key": ins.excluded.name_key} if rename else \
             {"name": students.c.name, "name_key": students.c.name_key}
         stmt = ins.from_select(["class_id", "key", "name", "name_key", "joined_at"], src).on_conflict_do_update(
@@ -91,7 +110,7 @@ class ClassTables(Database):
         try:
             with self.writing() as conn:
                 row = conn.execute(stmt).first()  # RETURNING: no row when a check refused
-                refused = None if row is not None else self._join_refused(conn, info.id, key, info.code)
+                refused = None if row is not None else self._join_refused(conn, info, key)
         except exc.IntegrityError:  # uq_student_name: another key holds this name (or the class just went)
             raise LabError("class_name_taken") from None
         if refused is not None:
@@ -99,15 +118,19 @@ class ClassTables(Database):
         return Member(info.id, info.code, row.id, key, row.name)
 
     @staticmethod
-    def _join_refused(conn: Connection, class_id: int, key: str, code: str) -> LabError:
+    def _join_refused(conn: Connection, info: ClassInfo, key: str) -> LabError:
         """Why join stored nothing, as the error to raise (each key a literal, so the catalog check sees it)."""
+        class_id, code = info.id, info.code
         if conn.execute(select(removed.c.key).where(removed.c.class_id == class_id, removed.c.key == key)).first():
             return LabError("class_removed", code=code)
-        row = conn.execute(select(classes.c.closed, classes.c.locked).where(classes.c.id == class_id)).first()
+        row = conn.execute(select(classes.c.closed, classes.c.locked, classes.c.anonymous)
+                           .where(classes.c.id == class_id)).first()
         if row is None:
             return LabError("class_gone", code=code)
         if row.closed:
             return LabError("class_closed", code=code)
+        if bool(row.anonymous) != info.anonymous:
+            return LabError("class_mode_changed", code=code)
         return LabError("class_locked", code=code)
 
     def member(self, code_text: str, key: str) -> Member | None:
@@ -132,6 +155,14 @@ class ClassTables(Database):
             rows = conn.execute(select(students).where(students.c.class_id == class_id)
                                 .order_by(students.c.id)).all()
         return tuple(StudentRow(r.id, r.name, r.joined_at) for r in rows)
+
+    def pseudonyms(self, class_id: int) -> dict[int, str]:
+        """Student row id -> the opaque id the teacher sees for them in an anonymous class (names.pseudonym)."""
+        with self.reading() as conn:
+            rows = conn.execute(select(students.c.id, students.c.key, classes.c.code)
+                                .join(classes, classes.c.id == students.c.class_id)
+                                .where(students.c.class_id == class_id)).all()
+        return {r.id: pseudonym(r.code, r.key) for r in rows}
 
     def is_member(self, class_id: int, key: str) -> bool:
         """Whether this key is in the class already (coming back costs no join from the limiter)."""

@@ -54,3 +54,13 @@ def name_key(name: str) -> str:
     if len(text) <= NAME_KEY_LENGTH:
         return text
     return text[:NAME_KEY_LENGTH - 41] + "#" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+PSEUDONYM_HEX = 8  # 32 bits: two of 120 students share one with a chance of about 1 in 600,000
+
+
+def pseudonym(code: str, key: str) -> str:
+    """An anonymous class's student as the teacher's lists and CSVs name them: stable within the class, unlinkable
+    across classes, and not the student id itself (that id in a link signs the student in)."""
+    digest = hashlib.sha256(f"mha-anonymous:{code}:{key}".encode()).hexdigest()
+    return digest[:PSEUDONYM_HEX].upper()

@@ -285,14 +285,18 @@ def _cell(value: object) -> object:
     return f"'{value}" if isinstance(value, str) and value.startswith(_FORMULA_START) else value
 
 
-def results_csv(code: str, results: ClassResults, rows: Sequence[ConceptRow], anonymous: bool = False) -> str:
+def results_csv(code: str, results: ClassResults, rows: Sequence[ConceptRow], anonymous: bool = False,
+                ids: Mapping[int, str] | None = None) -> str:
     """The pre/post test as CSV (UTF-8 with BOM): one line per answer, then per student (scores, own gain, which
     test is missing), per item (facility, discrimination, flags, gain, choices, times) and the class (⟨g⟩, α).
-    ``anonymous`` writes student ids instead of names."""
+    ``anonymous`` writes student ids instead of names; ``ids`` (an anonymous class: row id -> opaque id) writes
+    those opaque ids."""
     out = io.StringIO()
     w = csv.writer(out)
 
     def who(sid: int) -> object:
+        if ids is not None:
+            return ids.get(sid, "")
         return sid if anonymous else results.names.get(sid, "")
 
     w.writerow(["class", "kind", "student", "test", "form", "item", "choice", "score", "response_s", "pre", "post",

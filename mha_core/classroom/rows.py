@@ -18,11 +18,13 @@ class ClassInfo:
     closed: bool
     reveal: bool
     locked: bool = False  # no new students (those who joined may come back)
+    anonymous: bool = False  # students join without a name; the teacher sees aggregates and opaque ids
 
 
 def class_info(row) -> ClassInfo:  # noqa: ANN001 - a mha_classes row
     """A class as read from its row (a database made before the lock reads it as unlocked)."""
-    return ClassInfo(row.id, row.code, row.created_at, row.closed, row.reveal, bool(row.locked))
+    return ClassInfo(row.id, row.code, row.created_at, row.closed, row.reveal, bool(row.locked),
+                     bool(row.anonymous))
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ classes = Table(
     Column("reveal", Boolean, nullable=False, default=False),
     # v4: no new students (those who joined before can still come back); added by _join_guards on old databases
     Column("locked", Boolean, nullable=False, default=False, server_default=false()),
+    # v6: students join without a name (the teacher sees aggregates and opaque ids); added by _anonymous_classes
+    Column("anonymous", Boolean, nullable=False, default=False, server_default=false()),
 )
 
 students = Table(
@@ -200,13 +202,20 @@ def _join_guards(conn: Connection) -> None:
     conn.exec_driver_sql("CREATE UNIQUE INDEX uq_student_name ON mha_students (class_id, name_key)")
 
 
+def _anonymous_classes(conn: Connection) -> None:
+    """v6: mha_classes.anonymous on a database made before it (every class made before was a named one)."""
+    if "anonymous" not in {c["name"] for c in inspect(conn).get_columns("mha_classes")}:
+        conn.exec_driver_sql("ALTER TABLE mha_classes ADD COLUMN anonymous BOOLEAN NOT NULL DEFAULT FALSE")
+
+
 # Each step upgrades version n-1 to n. Version 1 is the tables above (create_all); add steps, never edit them.
 # v2 adds mha_progress and mha_limiter (create_all makes them) and widens mha_students.key.
 # v3 adds the live lesson's mha_plans, mha_live, mha_votes and mha_presence (create_all makes them).
 # v4 adds mha_removed, mha_join_buckets (create_all), mha_classes.locked and mha_students.name_key (_join_guards).
 # v5 adds the pre/post concept test's mha_test_answers and mha_test_windows (create_all makes them).
+# v6 adds mha_classes.anonymous (_anonymous_classes).
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (lambda conn: None, _wider_student_key, lambda conn: None,
-                                                       _join_guards, lambda conn: None)
+                                                       _join_guards, lambda conn: None, _anonymous_classes)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

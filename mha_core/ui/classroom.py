@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from mha_core.classroom import Member, pretty, shown_name
+from mha_core.classroom import ClassInfo, Member, normalize_code, pretty, shown_name
 from mha_core.classroom.names import MAX_NAME
 from mha_core.errors import LabError
 from mha_core.quiz.bank import load_questions
@@ -24,6 +24,7 @@ ROLES = ("student", "teacher")
 ROLE_KEY = "classroom_role"         # widget: the student's or the teacher's view
 CODE_IN_KEY = "classroom_code_in"   # widget: the class code typed (or taken from ?class=)
 NAME_IN_KEY = "classroom_name_in"   # widget: the display name typed
+DROPPED_KEY = "classroom_name_dropped"  # session: a name typed for an anonymous class was not used (say so once)
 JOIN_FORM = "classroom_join"
 LEAVE_KEY = "classroom_leave"       # button
 
@@ -42,9 +43,13 @@ def role() -> str:
 def _on_join() -> None:
     ss = st.session_state
     try:
-        student.join(ss.get(CODE_IN_KEY) or "", ss.get(NAME_IN_KEY) or "")
+        m = student.join(ss.get(CODE_IN_KEY) or "", ss.get(NAME_IN_KEY) or "")
     except LabError as err:
         student.flash(err)
+        return
+    if not m.name and (ss.get(NAME_IN_KEY) or "").strip():  # typed, but the class turned out anonymous
+        ss[DROPPED_KEY] = True
+        ss.pop(NAME_IN_KEY, None)
 
 
 def _on_leave() -> None:
@@ -59,10 +64,16 @@ def student_view() -> None:
         _join_form()
         return
     student.keep_class_in_url(m)
-    if student.class_now(m) is not None:
+    info = student.class_now(m)
+    if info is not None:
         st.success(t("classroom.joined", code=pretty(m.code)), icon=":material/how_to_reg:")
-    st.caption(t("classroom.your_name"))
-    st.text(shown_name(m.name))
+    if (info.anonymous if info is not None else not m.name):
+        st.info(t("classroom.anonymous_you"), icon=":material/visibility_off:")
+        if st.session_state.pop(DROPPED_KEY, False):
+            st.caption(t("classroom.anonymous_dropped"))
+    else:
+        st.caption(t("classroom.your_name"))
+        st.text(shown_name(m.name))
     _unsaved()
     student.show_flash()
     prepost.student_panel(m)
@@ -72,17 +83,32 @@ def student_view() -> None:
     st.button(t("classroom.leave"), key=LEAVE_KEY, icon=":material/logout:", on_click=_on_leave)
 
 
+def _form_class() -> ClassInfo | None:
+    """The class the join form's code names (from the link, or the last try), if it is one."""
+    code = st.session_state.get(CODE_IN_KEY) or ""
+    if normalize_code(code) is None:
+        return None
+    try:
+        return storage().find_class(code)
+    except LabError:  # unknown code or no database: the Join button says why
+        return None
+
+
 def _join_form() -> None:
     ss = st.session_state
     from_url = st.query_params.get(student.CLASS_PARAM)
     if CODE_IN_KEY not in ss and from_url:
         ss[CODE_IN_KEY] = from_url.upper()
+    known = _form_class()
     with st.form(JOIN_FORM):
         st.subheader(t("classroom.join_title"))
         st.text_input(t("classroom.code"), key=CODE_IN_KEY, max_chars=12,
                       placeholder=t("classroom.code_placeholder"))
-        st.text_input(t("classroom.name"), key=NAME_IN_KEY, max_chars=MAX_NAME,
-                      help=t("classroom.name_help", max=MAX_NAME))
+        if known is not None and known.anonymous:  # no name asked: the class was made anonymous
+            st.info(t("classroom.join_anonymous"), icon=":material/visibility_off:")
+        else:
+            st.text_input(t("classroom.name"), key=NAME_IN_KEY, max_chars=MAX_NAME,
+                          help=t("classroom.name_help", max=MAX_NAME))
         st.form_submit_button(t("classroom.join"), type="primary", icon=":material/login:", on_click=_on_join)
     student.show_flash()
 

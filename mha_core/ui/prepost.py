@@ -82,9 +82,10 @@ def teacher_panel(info: ClassInfo) -> None:
         else:
             st.caption(t("prepost.bands", **{b.value: n for b, n in gain_bands(m.gains.values()).items()}))
             _gains_table(res)
-            _missing(res, members)
+            _missing(res, members, info.anonymous)
             st.caption(t("prepost.alpha", pre=_num(res.pre.analysis.alpha), post=_num(res.post.analysis.alpha)))
-            st.download_button(t("prepost.csv"), results_csv(info.code, res, rows),
+            ids = storage().pseudonyms(info.id) if info.anonymous else None  # an anonymous class: opaque ids
+            st.download_button(t("prepost.csv"), results_csv(info.code, res, rows, ids=ids),
                                file_name=f"prepost-{info.code}.csv", mime="text/csv", icon=":material/download:",
                                key=CSV_KEY, on_click="ignore")
         _quiz_analysis(quiz_report(quiz_rows, [q.id for q in load_questions(lang())]))
@@ -115,14 +116,19 @@ def _gains_table(res) -> None:  # noqa: ANN001 - ClassResults
     st.caption(t("prepost.items_caption"))
 
 
-def _missing(res, members) -> None:  # noqa: ANN001 - ClassResults, StudentRows
-    """Students who took only one test, or neither: reported, never dropped silently."""
+def _missing(res, members, anonymous: bool = False) -> None:  # noqa: ANN001 - ClassResults, StudentRows
+    """Students who took only one test, or neither: reported, never dropped silently (an anonymous class's as
+    counts only)."""
     m = res.matched
     missing = [(sid, "post") for sid in m.only_pre] + [(sid, "pre") for sid in m.only_post] + [
         (sid, "both") for sid in res.took_neither]
     st.subheader(t("prepost.missing_title", n=len(missing)), anchor=False)
     if not missing:
         st.caption(t("prepost.missing_none"))
+        return
+    if anonymous:
+        st.caption(t("prepost.missing_counts", post=len(m.only_pre), pre=len(m.only_post),
+                     both=len(res.took_neither)))
         return
     bound = bound_t()
     st.dataframe(pd.DataFrame({

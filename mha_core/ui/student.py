@@ -93,8 +93,11 @@ def join(code_text: str, name_text: str) -> Member:
     token from the class's and this address's join limits (coming back takes none). LabError if refused."""
     ss = st.session_state
     joined = ss.setdefault(JOINED_KEY, set())
-    clean_name(name_text)  # a name that cannot be one costs no join
     info = storage().find_class(code_text)
+    if info.anonymous:
+        name_text = ""  # an anonymous class takes no name: what was typed never reaches the store
+    else:
+        clean_name(name_text)  # a name that cannot be one costs no join
     if not storage().is_member(info.id, student_id()):
         if info.closed:  # said before any token is taken (Storage.join checks both again, atomically)
             raise LabError("class_closed", code=info.code)
@@ -176,8 +179,11 @@ def quiz_banner() -> None:
     info = class_now(m)
     st.session_state[REVEAL_KEY] = bool(info and info.reveal)
     with st.container(border=True):
-        st.caption(t("classroom.in_class", code=pretty(m.code)))
-        st.text(shown_name(m.name))
+        if (info.anonymous if info is not None else not m.name):
+            st.caption(t("classroom.in_class_anonymous", code=pretty(m.code)))
+        else:
+            st.caption(t("classroom.in_class", code=pretty(m.code)))
+            st.text(shown_name(m.name))
     show_flash()
 
 

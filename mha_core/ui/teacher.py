@@ -44,6 +44,7 @@ FLASH_KEY = "classroom_teacher_flash"    # session: a LabError a teacher's callb
 PASSWORD_IN_KEY = "classroom_pw_in"      # widget: the password typed (popped at once by the callback)
 LOGIN_FORM = "classroom_login"
 NEW_KEY, PRESENT_BUTTON_KEY = "classroom_new", "classroom_present"      # buttons
+NEW_ANONYMOUS_KEY = "classroom_new_anonymous"                           # button: a class without names
 LOGOUT_KEY, CSV_KEY = "classroom_logout", "classroom_csv"             # buttons
 REMOVE_PICK_KEY = "classroom_remove_pick"   # widget: the student to remove
 REMOVE_KEY, REMOVE_YES_KEY, REMOVE_NO_KEY = "classroom_remove", "classroom_remove_yes", "classroom_remove_no"
@@ -55,7 +56,7 @@ KEPT: dict[str, object] = {TEACH_CODE_KEY: None}  # None: the newest class (stat
 
 
 def switch_key(kind: str, class_id: int) -> str:
-    """Widget key of a class's switch: "closed", "locked" or "reveal"."""
+    """Widget key of a class's switch: "closed", "locked", "reveal" or "anonymous"."""
     return f"classroom_{kind}_{class_id}"
 
 
@@ -124,7 +125,7 @@ def view() -> None:
     prepost.teacher_panel(info)
     lesson.plan_card(info.id, info.code)
     _downloads()
-    live(info.id, info.code)
+    live(info.id, info.code, info.anonymous)
 
 
 def _downloads() -> None:
@@ -140,9 +141,9 @@ def _downloads() -> None:
 
 # --- the class ---
 
-def _on_new_class() -> None:
+def _on_new_class(anonymous: bool = False) -> None:
     try:
-        st.session_state[TEACH_CODE_KEY] = storage().create_class().code
+        st.session_state[TEACH_CODE_KEY] = storage().create_class(anonymous=anonymous).code
     except LabError as err:
         _flash(err)
 
@@ -151,18 +152,23 @@ def _teacher_class() -> ClassInfo | None:
     """The class picker (most recent first) and the button that opens a new class."""
     ss = st.session_state
     known = {c.code: c for c in storage().list_classes()}
-    top = st.columns([3, 2], vertical_alignment="bottom")
+    top = st.columns([3, 2, 2], vertical_alignment="bottom")
     top[1].button(t("classroom.new_class"), key=NEW_KEY, type="primary", icon=":material/add:",
                   on_click=_on_new_class, width="stretch")
+    top[2].button(t("classroom.new_anonymous"), key=NEW_ANONYMOUS_KEY, icon=":material/visibility_off:",
+                  on_click=_on_new_class, args=(True,), width="stretch", help=t("classroom.new_anonymous_help"))
     if not known:
         st.info(t("classroom.no_classes"), icon=":material/info:")
         return None
     if ss.get(TEACH_CODE_KEY) not in known:
         ss[TEACH_CODE_KEY] = next(iter(known))
     bound = bound_t()
+    def state_of(c: ClassInfo) -> str:
+        shown = bound("classroom.closed" if c.closed else "classroom.open")
+        return bound("classroom.state_anonymous", state=shown) if c.anonymous else shown
+
     code = top[0].selectbox(t("classroom.pick_class"), list(known), key=TEACH_CODE_KEY, format_func=lambda c: bound(
-        "classroom.class_option", code=pretty(c),
-        state=bound("classroom.closed" if known[c].closed else "classroom.open"),
+        "classroom.class_option", code=pretty(c), state=state_of(known[c]),
         time=known[c].created_at.strftime("%Y-%m-%d %H:%M")))
     return known[code]
 
@@ -180,8 +186,25 @@ def _join_card(info: ClassInfo) -> None:
                 st.warning(t("classroom.closed_note"), icon=":material/lock:")
             elif info.locked:
                 st.info(t("classroom.locked_note"), icon=":material/person_off:")
+            _anonymity(info)
         with cols[1]:
             st.image(qr_png(link), caption=t("classroom.qr_caption"), width=320)
+
+
+def _anonymity(info: ClassInfo) -> None:
+    """Whether students join without a name: chosen when the class is opened, switchable until someone joins."""
+    try:
+        joined = storage().turnout(info.id).joined
+    except LabError as err:
+        render.show_error(err)
+        return
+    st.session_state[switch_key("anonymous", info.id)] = info.anonymous
+    st.toggle(t("classroom.anonymous"), key=switch_key("anonymous", info.id), on_change=_on_switch,
+              args=("anonymous", info.id), disabled=joined > 0, help=t("classroom.anonymous_help"))
+    if info.anonymous:
+        st.info(t("classroom.anonymous_note"), icon=":material/visibility_off:")
+    if joined:
+        st.caption(t("classroom.anonymous_fixed", n=joined))
 
 
 def _on_switch(kind: str, class_id: int) -> None:
@@ -189,6 +212,8 @@ def _on_switch(kind: str, class_id: int) -> None:
         value = bool(st.session_state.get(switch_key(kind, class_id)))
         if kind == "closed":
             storage().set_closed(class_id, value)
+        elif kind == "anonymous":
+            storage().set_anonymous(class_id, value)
         elif kind == "locked":
             storage().set_locked(class_id, value)
         else:
@@ -255,13 +280,20 @@ def _remove(info: ClassInfo) -> None:
             st.success(t("classroom.remove_done", name=escape(shown_name(done))), icon=":material/check:")
         try:
             people: tuple[StudentRow, ...] = storage().students(info.id)
+            ids = storage().pseudonyms(info.id) if info.anonymous else {}
         except LabError as err:
             render.show_error(err)
             return
         if not people:
             st.caption(t("classroom.remove_none"))
             return
-        by_id = {p.id: shown_name(p.name) for p in people}
+        if info.anonymous:  # opaque ids only: the list shows when they joined, the confirmation just the id
+            called = {p.id: ids.get(p.id, "?") for p in people}
+            by_id = {p.id: t("classroom.anonymous_option", id=called[p.id], time=p.joined_at.strftime("%H:%M"))
+                     for p in people}
+            st.caption(t("classroom.remove_anonymous"))
+        else:
+            by_id = called = {p.id: shown_name(p.name) for p in people}
         if pending and pending[0] == info.id and pending[1] in by_id:
             st.warning(t("classroom.remove_confirm", name=escape(pending[2])), icon=":material/warning:")
             cols = st.columns(2)
@@ -275,18 +307,20 @@ def _remove(info: ClassInfo) -> None:
         cols[0].selectbox(t("classroom.remove_pick"), list(by_id), key=REMOVE_PICK_KEY, index=None,
                           format_func=by_id.__getitem__, placeholder=t("classroom.remove_placeholder"))
         cols[1].button(t("classroom.remove_button"), key=REMOVE_KEY, icon=":material/person_remove:",
-                       on_click=_on_remove_ask, args=(info.id, by_id), disabled=ss.get(REMOVE_PICK_KEY) is None,
+                       on_click=_on_remove_ask, args=(info.id, called), disabled=ss.get(REMOVE_PICK_KEY) is None,
                        width="stretch")
 
 
 # --- the dashboard ---
 
 @st.fragment(run_every=REFRESH_SECONDS)
-def live(class_id: int, code: str) -> None:
-    """The dashboard, refreshed every few seconds without reloading the page."""
+def live(class_id: int, code: str, anonymous: bool = False) -> None:
+    """The dashboard, refreshed every few seconds without reloading the page; an anonymous class's shows only the
+    class's figures, and its CSV opaque ids."""
     try:
         students, rows = storage().students(class_id), storage().answers(class_id)
         votes, turnout = storage().votes(class_id), storage().turnout(class_id)
+        ids = storage().pseudonyms(class_id) if anonymous else None
     except LabError as err:
         render.show_error(err)
         return
@@ -321,15 +355,19 @@ def live(class_id: int, code: str) -> None:
     else:
         st.caption(t("classroom.no_wrong"))
     st.subheader(t("classroom.students_title"))
-    st.dataframe(pd.DataFrame({
-        bound("classroom.col_name"): [s.name for s in board.students],  # bidi overrides neutralised (shown_name)
-        bound("classroom.col_answered"): [s.answered for s in board.students],
-        bound("classroom.col_right_n"): [s.right for s in board.students],
-    }), hide_index=True, width="stretch")
+    if anonymous:
+        st.caption(t("classroom.students_anonymous"))
+    else:
+        st.dataframe(pd.DataFrame({
+            bound("classroom.col_name"): [s.name for s in board.students],  # bidi overrides neutralised (shown_name)
+            bound("classroom.col_answered"): [s.answered for s in board.students],
+            bound("classroom.col_right_n"): [s.right for s in board.students],
+        }), hide_index=True, width="stretch")
     _votes(board.votes)
     titles |= {v.vote_key: vote_title(v.vote_key) for v in votes}
-    st.download_button(t("classroom.csv"), answers_csv(code, rows, titles, votes=votes), file_name=f"class-{code}.csv",
-                       mime="text/csv", icon=":material/download:", key=CSV_KEY, on_click="ignore")
+    st.download_button(t("classroom.csv"), answers_csv(code, rows, titles, votes=votes, ids=ids),
+                       file_name=f"class-{code}.csv", mime="text/csv", icon=":material/download:", key=CSV_KEY,
+                       on_click="ignore")
 
 
 def vote_title(key: str) -> str:
