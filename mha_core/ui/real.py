@@ -37,13 +37,13 @@ CHECK_LAYER_KEY, OFF_KEY = "real_check_layer", "real_off"                  # the
 TOP_KEY = "real_top"  # prefix of the top-heads tables' selection, one per head type
 GROUP_KEY = "real_group"  # the head-similarity map's grouping threshold
 IMPORTANCE_KEY = "real_importance"  # a long sentence computes the per-head importance only when asked
-IMPORTANCE_AUTO = 48  # tokens up to which it is computed at once (73 forward passes of n tokens: ~1 s at 48)
+IMPORTANCE_AUTO = 48  # tokens up to which it is computed at once (73 forward passes of n tokens)
 SIMILARITY_KEY = "real_similarity"  # a long sentence compares every two heads only when asked
-SIMILARITY_AUTO = 64  # tokens up to which it is computed at once (its cost grows as n²: ~0.1 s of a core at 128)
+SIMILARITY_AUTO = 64  # tokens up to which it is computed at once (its cost grows as n²; benchmarks/bench_real.py)
 GROUP_STEPS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)  # thresholds offered (Jensen–Shannon distance)
 GROUP_DEFAULT = 0.3  # on the first example: 23 groups, the largest of 14 heads
 MIB = 1 << 20
-SIMILARITY_DTYPE = np.float32  # js_distances in single precision: ~2.5x faster at 128 tokens, within 1e-4
+SIMILARITY_DTYPE = np.float32  # js_distances in single precision: faster, within 1e-4 (benchmarks/bench_real.py)
 
 KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.init_state)
     MODEL_KEY: pretrained.PACKAGED, SENTENCE_KEY: EXAMPLES[0].sentence,
