@@ -20,7 +20,7 @@ from benchmarks.bench_pages import ROOT, SETTINGS
 from benchmarks.harness import percentile
 from mha_core import multi_head_attention
 from mha_core.charts import base
-from mha_core.export import chart_png, chart_svg, weights_csv
+from mha_core.figure_files import chart_png, chart_svg, weights_csv
 
 
 def page_runs(key: str, state: dict, repeats: int) -> tuple[float, float, float, int]:

@@ -71,7 +71,7 @@ from mha_core.classroom.storage import Storage
 from mha_core.i18n import translate
 from mha_core.lesson import LiveState, VoteState, default_plan, snapshot, vote_key
 from mha_core.lesson.store import publish_live, save_plan
-from mha_core.quiz.store import new_student_id
+from mha_core.quiz.progress_store import new_student_id
 from mha_core.settings import H_DIV, SENTENCE, SETTINGS
 
 PORTS = (8650, 8699)        # this benchmark's balancer and replicas

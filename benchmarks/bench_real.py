@@ -202,9 +202,9 @@ def class_sentences(count: int, pieces: int = 128) -> list[str]:
     """``count`` distinct sentences of exactly ``pieces`` word pieces ([CLS]/[SEP] included) for the packaged model."""
     import random
 
-    from mha_core import pretrained as P
+    from mha_core import pretrained
 
-    tok = P.load().tokenizer
+    tok = pretrained.load().tokenizer
     out = []
     for i in range(count):
         rnd = random.Random(i)

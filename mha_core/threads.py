@@ -56,7 +56,8 @@ def bounded_heap() -> bool:
     """glibc only: keep large blocks (a sentence's attention, its temporaries) out of the heap, so that freeing them
     gives the memory back, and bound the per-thread arenas that each session's script thread may create; False
     elsewhere. glibc raises its mmap threshold after each large free (up to 32 MiB), after which a class's arrays
-    land in heap arenas that malloc_trim cannot shrink: the server stayed ~300 MiB above its start after a class."""
+    land in heap arenas that malloc_trim cannot shrink, and the server would stay far above its start after a class
+    (benchmarks/bench_real.py --class measures it)."""
     try:
         libc = ctypes.CDLL("libc.so.6")
         return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(libc.mallopt(M_ARENA_MAX, ARENA_MAX))

@@ -8,7 +8,7 @@ import streamlit as st
 from mha_core import scaled_dot_product_attention
 from mha_core.charts import base, lines
 from mha_core.settings import CAUSAL, HEAD
-from mha_core.ui import exports, prediction, render, state, t
+from mha_core.ui import chart_downloads, prediction, render, state, t
 from mha_core.walkthrough import scale_demo, weights_without_scaling
 
 render.page_header("attend")
@@ -58,11 +58,11 @@ with left:
     render.chart(base.heatmap, np.nan_to_num(shown_scores, nan=0.0), labels, labels, signed=True,
                  title=t("attend.before"), row_title=t("common.query"), col_title=t("common.key"),
                  value_title=t("common.score"), size=300,
-                 export=exports.matrix(shown_scores, labels, labels, "scores", head=head))
+                 export=chart_downloads.matrix(shown_scores, labels, labels, "scores", head=head))
 with right:
     render.chart(base.heatmap, trace.weights[head], labels, labels, domain=(0.0, 1.0), title=t("attend.after"),
                  row_title=t("common.query"), col_title=t("common.key"), value_title=t("common.weight"), size=300,
-                 export=exports.weights(trace, head, labels))
+                 export=chart_downloads.weights(trace, head, labels))
 st.caption(t("attend.softmax_caption") + (" " + t("attend.mask_caption") if s.causal else ""))
 
 st.subheader(t("attend.scale_title"))
@@ -78,7 +78,7 @@ e1.metric(t("attend.entropy_unscaled"), f"{demo.entropy_raw:.2f}")
 e2.metric(t("attend.entropy_scaled"), f"{demo.entropy_scaled:.2f}")
 render.chart(base.heatmap, unscaled[head], labels, labels, domain=(0.0, 1.0), title=t("attend.no_scale"),
              row_title=t("common.query"), col_title=t("common.key"), value_title=t("common.weight"), size=260,
-             export=exports.matrix(unscaled[head], labels, labels, "unscaled", head=head))
+             export=chart_downloads.matrix(unscaled[head], labels, labels, "unscaled", head=head))
 st.markdown(t("attend.scale_explain", d_head=trace.d_head, root=np.sqrt(trace.d_head)))
 
 render.shapes([

@@ -5,7 +5,7 @@ import streamlit as st
 
 from mha_core import merge_heads
 from mha_core.charts import base, pipeline
-from mha_core.ui import compute, exports, prediction, render, state, t
+from mha_core.ui import chart_downloads, compute, prediction, render, state, t
 from mha_core.ui.pipeline import concat_on_key
 from mha_core.walkthrough import averaging_matrix, fuse_with_head_gains, head_contributions
 
@@ -22,7 +22,7 @@ st.markdown(t("concat.explain", h=trace.n_heads, d_head=trace.d_head, width=trac
 
 st.subheader(t("concat.side_title"))
 render.chart(pipeline.columns_by_head, trace.concat, trace.n_heads, labels, head_label=t("split.head"),
-             row_title=t("split.token"), col_title=t("split.column"), export=exports.Export("concat"))
+             row_title=t("split.token"), col_title=t("split.column"), export=chart_downloads.Export("concat"))
 st.caption(t("concat.side_caption"))
 
 st.subheader(t("concat.fuse_title"))
@@ -37,7 +37,7 @@ left, right = st.columns(2)
 with left:
     render.chart(base.bar, parts, [render.head_title(wt, i) for i in heads], title=t("concat.share_title"),
                  value_title=t("concat.share_axis"), height=max(120, 26 * trace.n_heads),
-                 export=exports.Export("shares"))
+                 export=chart_downloads.Export("shares"))
 with right:
     st.metric(t("concat.change"), f"{change:.0%}")
     st.caption(t("concat.change_caption"))
@@ -45,7 +45,7 @@ out_cols = pipeline.column_subset(trace.d_model, trace.n_heads)
 render.chart(base.heatmap, fused[:, out_cols], labels, [str(j) for j in out_cols], signed=True,
              title=t("concat.output_title"), row_title=t("split.token"), col_title=t("split.dim"),
              value_title=t("split.value"), show_col_labels=False,
-             export=exports.matrix(fused, labels, [str(j) for j in range(fused.shape[1])], "output"))
+             export=chart_downloads.matrix(fused, labels, [str(j) for j in range(fused.shape[1])], "output"))
 
 st.subheader(t("concat.avg_title"))
 err_wo, err_avg = compute.recovery(s)
@@ -62,7 +62,7 @@ avg_cols = np.arange(min(trace.d_head, 64))
 render.chart(base.heatmap, mean_heads[:, avg_cols], labels, [str(j) for j in avg_cols], signed=True,
              title=t("concat.avg_map"), row_title=t("split.token"), col_title=t("split.dim"),
              value_title=t("split.value"), show_col_labels=False, size=200,
-             export=exports.matrix(mean_heads, labels, [str(j) for j in range(mean_heads.shape[1])], "mean"))
+             export=chart_downloads.matrix(mean_heads, labels, [str(j) for j in range(mean_heads.shape[1])], "mean"))
 
 render.shapes([
     ("head_i", trace.head_outputs.shape[1:], "concat.m_head"),

@@ -7,8 +7,8 @@ from mha_core.i18n import cite_style
 from mha_core.presets import preset
 from mha_core.sources import reading_list
 from mha_core.ui import lang, render, state, t
-from mha_core.ui.downloads import MAP_HANDOUT_KEY, handout_button
 from mha_core.ui.nav import PAGES
+from mha_core.ui.teacher_downloads import MAP_HANDOUT_KEY, handout_button
 
 render.page_header("map")
 NODES = ("kp002", "mha", "kp023", "kp029", "kp008", "kp024", "kp020", "kp030")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from mha_core.charts import base, pipeline
 from mha_core.presets import head_spread
-from mha_core.ui import demos, exports, render, state, t
+from mha_core.ui import chart_downloads, demos, render, state, t
 from mha_core.ui.pipeline import MYTHS_REPLAY_KEY, MYTHS_REPLAYED_KEY
 
 render.page_header("myths")
@@ -24,7 +24,7 @@ with one:
     rows = min(s.d_model, MAX_ROWS)  # a 1024-row chart is unreadable and heavy on a phone
     render.chart(pipeline.columns_by_head, wt.weights.w_q[:rows], s.n_heads, [str(r) for r in range(rows)],
                  title=t("myths.m1_wq"), head_label=t("split.head"), row_title="d_model", col_title="h · d_head",
-                 export=exports.Export("wq"))
+                 export=chart_downloads.Export("wq"))
     if rows < s.d_model or s.d_head > pipeline.PER_HEAD_COLUMNS:
         st.caption(t("myths.m1_cut", rows=rows, d_model=s.d_model, cols=min(s.d_head, pipeline.PER_HEAD_COLUMNS),
                      d_head=s.d_head))
@@ -43,7 +43,7 @@ with two:
     render.chart(base.lines, hs, {t("myths.m2_rank"): [p.rank for p in ranks],
                                   t("myths.m2_dhead"): [p.d_head for p in ranks]},
                  title=t("myths.m2_rank_title", d_model=d_model, n=n), x_title="h", y_title=t("myths.m2_dims"),
-                 log_x=True, export=exports.Export("rank"))
+                 log_x=True, export=chart_downloads.Export("rank"))
     st.markdown(t("myths.m2_rank_explain", n=n))
     toy = demos.heads_vs_accuracy()
     acc = toy["mean_accuracy"]
@@ -51,7 +51,7 @@ with two:
     render.chart(base.lines, toy_h, {t("myths.m2_acc"): [acc[str(h)] for h in toy_h]},
                  title=t("myths.m2_acc_title", d_model=toy["d_model"], steps=toy["steps"],
                          registers=toy["n_registers"]),
-                 x_title="h", y_title=t("myths.m2_acc"), log_x=True, export=exports.Export("accuracy"))
+                 x_title="h", y_title=t("myths.m2_acc"), log_x=True, export=chart_downloads.Export("accuracy"))
     st.caption(t("myths.m2_acc_caption", command=toy["command"], seeds=len(toy["seeds"]), tab=t("heads.tab_count"),
                  page=t("nav.heads")))
     st.markdown(t("myths.m2_verdict", **asdict(head_spread())))
@@ -81,7 +81,7 @@ with three:
             t("myths.m3_prev_line"): [float(np.max(snap.previous_token[0])) for snap in shots],
             t("myths.m3_ind_line"): [float(np.max(snap.induction[-1])) for snap in shots],
         }, title=t("myths.m3_chart"), x_title=t("myths.m3_step"), y_title=t("myths.m3_score"),
-           export=exports.Export("training"))
+           export=chart_downloads.Export("training"))
         st.markdown(t("myths.m3_replay_explain", first=shots[0].step, last=shots[-1].step,
                       prev0=float(np.max(shots[0].previous_token[0])), prev1=float(np.max(shots[-1].previous_token[0])),
                       ind0=float(np.max(shots[0].induction[-1])), ind1=float(np.max(shots[-1].induction[-1]))))

@@ -7,7 +7,7 @@ from mha_core import scaled_dot_product_attention
 from mha_core.charts import base
 from mha_core.demos import REFRESHER_KIND, one_head, refresher_query
 from mha_core.inputs import HEAD_KINDS
-from mha_core.ui import bound_t, exports, render, state, t
+from mha_core.ui import bound_t, chart_downloads, render, state, t
 from mha_core.ui.demos import single_head
 from mha_core.ui.pipeline import KEPT, PREREQ_KIND_KEY, PREREQ_QUERY_KEY, PREREQ_SHARP_KEY
 
@@ -35,11 +35,11 @@ left, right = st.columns(2)
 with left:
     render.chart(base.bar, step.scores, labels, title=t("prereq.scores"), value_title=t("common.score"),
                  colours=[base.head_colour(4)] * len(labels), height=22 * len(labels),
-                 export=exports.Export("scores"))
+                 export=chart_downloads.Export("scores"))
 with right:
     render.chart(base.bar, step.weights, labels, title=t("prereq.weights"), value_title=t("common.weight"),
                  colours=[base.head_colour(0)] * len(labels), height=22 * len(labels),
-                 export=exports.Export("weights"))
+                 export=chart_downloads.Export("weights"))
 top = int(np.argmax(step.weights))
 st.markdown(t("prereq.step2", top=labels[top], weight=float(step.weights[top]), total=float(step.weights.sum())))
 st.markdown(t("prereq.step3", d=head.v.shape[1]))

@@ -3,48 +3,48 @@ one tempting reading tested on a minimal pair, and the core checked against ever
 
 import streamlit as st
 
-from mha_core import head_types, layer_check, multi_head_attention
-from mha_core import pretrained as P
+from mha_core import head_types, layer_check, multi_head_attention, pretrained
 from mha_core.charts import lines
 from mha_core.charts import real as charts
 from mha_core.errors import LabError
 from mha_core.markdown import escape
-from mha_core.ui import real as R
-from mha_core.ui import real_views as V
-from mha_core.ui import render, state, t
+from mha_core.ui import real as real_ui
+from mha_core.ui import real_views, render, state, t
 from mha_core.ui.i18n import bound_t
 from mha_core.units import head_name
 from mha_core.walkthrough import token_labels
 
 render.page_header("real")
-state.keep(R.KEPT)
+state.keep(real_ui.KEPT)
 ss = st.session_state
 
 # --- model and sentence ---
-models = R.offered_models()
-name = st.selectbox(t("real.model"), tuple(models), key=R.MODEL_KEY, help=t("real.model_help", name=P.PACKAGED))
+models = real_ui.offered_models()
+name = st.selectbox(t("real.model"), tuple(models), key=real_ui.MODEL_KEY,
+                    help=t("real.model_help", name=pretrained.PACKAGED))
 st.caption(t("real.zh_note"))
-loaded = R.load(models.get(name, P.PACKAGED_CHOICE))  # only a name the server offers picks a folder
-if loaded is None and name != P.PACKAGED:
-    st.info(t("real.fallback", name=P.PACKAGED), icon=":material/undo:")
-    loaded = R.load(P.PACKAGED_CHOICE)
+loaded = real_ui.load(models.get(name, pretrained.PACKAGED_CHOICE))  # only a name the server offers picks a folder
+if loaded is None and name != pretrained.PACKAGED:
+    st.info(t("real.fallback", name=pretrained.PACKAGED), icon=":material/undo:")
+    loaded = real_ui.load(pretrained.PACKAGED_CHOICE)
 if loaded is None:
     st.stop()
 st.caption(t("real.model_line", source=escape(loaded.name), arch=escape(loaded.model_type),
              L=loaded.n_layers, H=loaded.n_heads, d=loaded.d_model))
-st.selectbox(t("real.example"), range(len(R.EXAMPLES)), index=None, key=R.EXAMPLE_KEY, on_change=R.use_example,
-             placeholder=t("real.example_placeholder"), format_func=lambda i: R.EXAMPLES[i].sentence)
-sentence = st.text_input(t("real.sentence"), key=R.SENTENCE_KEY, max_chars=P.MAX_SENTENCE_CHARS,
-                         help=t("real.sentence_help", max=P.MAX_REAL_TOKENS))
-R.prepare(loaded, sentence)  # in turn with the class; says how many sentences are ahead while it waits
+st.selectbox(t("real.example"), range(len(real_ui.EXAMPLES)), index=None, key=real_ui.EXAMPLE_KEY,
+             on_change=real_ui.use_example,
+             placeholder=t("real.example_placeholder"), format_func=lambda i: real_ui.EXAMPLES[i].sentence)
+sentence = st.text_input(t("real.sentence"), key=real_ui.SENTENCE_KEY, max_chars=pretrained.MAX_SENTENCE_CHARS,
+                         help=t("real.sentence_help", max=pretrained.MAX_REAL_TOKENS))
+real_ui.prepare(loaded, sentence)  # in turn with the class; says how many sentences are ahead while it waits
 try:
-    r = R.run(loaded, sentence)
+    r = real_ui.run(loaded, sentence)
 except LabError as err:
     render.show_error(err)
     st.stop()
 labels = tuple(token_labels(r.tokens))
-st.markdown(t("real.tokens", n=r.n) + " " + " ".join(R.code_span(tok) for tok in r.tokens))
-stats = R.stats(loaded, r, sentence)
+st.markdown(t("real.tokens", n=r.n) + " " + " ".join(real_ui.code_span(tok) for tok in r.tokens))
+stats = real_ui.stats(loaded, r, sentence)
 
 # --- model view ---
 st.subheader(t("real.model_view"))
@@ -65,13 +65,13 @@ st.latex(r"\begin{aligned}\text{prev}&=\tfrac1{|I|}\textstyle\sum_{i\in I}A_{i,i
          r"\text{to word}&=\textstyle\sum_{j\in w}A_{p,j}\end{aligned}")
 st.caption(t("real.types_help"))
 bound = bound_t()
-kind = st.selectbox(t("real.kind"), (*head_types.HEAD_TYPES, "pick"), key=R.KIND_KEY,
+kind = st.selectbox(t("real.kind"), (*head_types.HEAD_TYPES, "pick"), key=real_ui.KIND_KEY,
                     format_func=lambda k: bound(f"real.kind_{k}"))
 if kind == "pick":
-    R.default_pick(loaded, r, sentence)  # an example opens on its pronoun → referent
+    real_ui.default_pick(loaded, r, sentence)  # an example opens on its pronoun → referent
     c1, c2 = st.columns(2)
-    source = c1.selectbox(t("real.pick_from"), range(r.n), key=R.PICK_FROM_KEY, format_func=labels.__getitem__)
-    target = c2.selectbox(t("real.pick_to"), range(r.n), key=R.PICK_TO_KEY, format_func=labels.__getitem__)
+    source = c1.selectbox(t("real.pick_from"), range(r.n), key=real_ui.PICK_FROM_KEY, format_func=labels.__getitem__)
+    target = c2.selectbox(t("real.pick_to"), range(r.n), key=real_ui.PICK_TO_KEY, format_func=labels.__getitem__)
     try:
         score = head_types.word_scores(r.attentions, source, head_types.word_span(r.tokens, target))
     except LabError as err:
@@ -83,7 +83,7 @@ if score is not None:
     left, right = st.columns([2, 3])
     with left:
         st.caption(t("real.top_caption"))
-        R.ranked_table(head_types.top_heads(score, 6), R.top_key(kind), t(f"real.kind_{kind}"))
+        real_ui.ranked_table(head_types.top_heads(score, 6), real_ui.top_key(kind), t(f"real.kind_{kind}"))
     with right:
         render.chart(charts.score_map, score, title=t("real.score_map", kind=t(f"real.kind_{kind}")),
                      layer_title=t("real.layer"), head_title=t("real.head"), value_title=t("real.score"))
@@ -91,10 +91,10 @@ if score is not None:
 # --- head view ---
 st.subheader(t("real.head_view"))
 best = head_types.top_heads(stats.previous, 1)[0]  # first visit: open the clearest head
-R.fit_head_view(loaded, best)
+real_ui.fit_head_view(loaded, best)
 c1, c2 = st.columns(2)
-layer = c1.selectbox(t("real.layer"), range(loaded.n_layers), key=R.LAYER_KEY, format_func=lambda i: f"L{i}")
-head = c2.selectbox(t("real.head"), range(loaded.n_heads), key=R.HEAD_KEY, format_func=lambda i: f"H{i}")
+layer = c1.selectbox(t("real.layer"), range(loaded.n_layers), key=real_ui.LAYER_KEY, format_func=lambda i: f"L{i}")
+head = c2.selectbox(t("real.head"), range(loaded.n_heads), key=real_ui.HEAD_KEY, format_func=lambda i: f"H{i}")
 render.chart(charts.head_heatmap, r.attentions[layer, head], labels,
              title=t("real.head_title", name=head_name(layer, head)), row_title=t("common.query"),
              col_title=t("common.key"), value_title=t("common.weight"))
@@ -116,10 +116,10 @@ if top_k is not None:
     st.caption(t("lines.top_k", n=r.n, k=top_k, share=lines.shown_share(r.attentions[layer, head], top_k)))
 
 # --- heads that behave alike ---
-V.similarity_section(loaded, r, sentence, stats)
+real_views.similarity_section(loaded, r, sentence, stats)
 
 # --- a minimal pair: does the head follow what "it" means? ---
-V.pair_section(loaded)
+real_views.pair_section(loaded)
 
 # --- the core, on the model's own weights ---
 st.subheader(t("real.core_title"))
@@ -130,8 +130,8 @@ else:
     st.latex(r"\begin{aligned}Q_h&=XW_Q^h+b_Q^h,\quad K_h=XW_K^h+b_K^h\\ V_h&=XW_V^h+b_V^h\\ "
              r"A_h&=\operatorname{softmax}\big(Q_hK_h^{\top}/\sqrt{d_{\text{head}}}\big)\\ "
              r"O&=\operatorname{Concat}_h(A_hV_h)\,W_O+b_O\end{aligned}")
-    checks = R.checks(loaded, r, sentence)
-    check_layer = st.selectbox(t("real.check_layer"), range(loaded.n_layers), key=R.CHECK_LAYER_KEY,
+    checks = real_ui.checks(loaded, r, sentence)
+    check_layer = st.selectbox(t("real.check_layer"), range(loaded.n_layers), key=real_ui.CHECK_LAYER_KEY,
                                format_func=lambda i: f"L{i}")
     c = checks[check_layer]
     m1, m2 = st.columns(2)
@@ -151,15 +151,15 @@ st.subheader(t("real.ablate_title"))
 if loaded.bert_like:
     st.markdown(t("real.ablate_explain"))
     n_all = loaded.n_layers * loaded.n_heads
-    R.fit_off(n_all)
-    off = st.multiselect(t("real.off"), range(n_all), key=R.OFF_KEY, placeholder=t("real.off_placeholder"),
+    real_ui.fit_off(n_all)
+    off = st.multiselect(t("real.off"), range(n_all), key=real_ui.OFF_KEY, placeholder=t("real.off_placeholder"),
                          format_func=lambda i, H=loaded.n_heads: head_name(i // H, i % H))
-    cos = R.ablate(loaded, r, sentence, [(i // loaded.n_heads, i % loaded.n_heads) for i in off])
+    cos = real_ui.ablate(loaded, r, sentence, [(i // loaded.n_heads, i % loaded.n_heads) for i in off])
     st.metric(t("real.cosine"), f"{cos:.4f}", help=t("real.cosine_help"))
-    if r.n <= R.IMPORTANCE_AUTO or st.toggle(t("real.importance_run", n=r.n), key=R.IMPORTANCE_KEY,
-                                            help=t("real.importance_run_help", auto=R.IMPORTANCE_AUTO)):
+    if r.n <= real_ui.IMPORTANCE_AUTO or st.toggle(t("real.importance_run", n=r.n), key=real_ui.IMPORTANCE_KEY,
+                                            help=t("real.importance_run_help", auto=real_ui.IMPORTANCE_AUTO)):
         with st.spinner(t("real.importance_wait")):
-            imp = R.importance(loaded, sentence)
+            imp = real_ui.importance(loaded, sentence)
         render.chart(charts.score_map, imp, title=t("real.importance"), layer_title=t("real.layer"),
                      head_title=t("real.head"), value_title=t("real.importance_value"))
         st.caption(t("real.importance_help"))

@@ -6,7 +6,7 @@ import streamlit as st
 from mha_core import merge_heads, split_heads
 from mha_core.charts import base, pipeline
 from mha_core.inputs import split_dims
-from mha_core.ui import exports, prediction, render, state, t
+from mha_core.ui import chart_downloads, prediction, render, state, t
 from mha_core.ui.pipeline import SPLIT_WHICH_KEY
 
 render.page_header("split")
@@ -33,7 +33,7 @@ st.caption(t("split.x_caption", d_c=d_c, d_p=d_p))
 x_cols = pipeline.column_subset(trace.d_model, 2, 64)  # first 64 dims of each half
 render.chart(base.heatmap, trace.x[:, x_cols], labels, [str(j) for j in x_cols], signed=True,
              row_title=t("split.token"), col_title=t("split.dim"), value_title=t("split.value"), show_col_labels=False,
-             export=exports.matrix(trace.x, labels, [str(j) for j in range(trace.d_model)], "x"))
+             export=chart_downloads.matrix(trace.x, labels, [str(j) for j in range(trace.d_model)], "x"))
 if len(x_cols) < trace.d_model:
     st.caption(t("split.cut_x", shown=len(x_cols), total=trace.d_model))
 
@@ -44,7 +44,7 @@ per_head = {"Q": trace.q_heads, "K": trace.k_heads, "V": trace.v_heads}[which]
 st.subheader(t("split.blocks_title", m=which))
 render.chart(pipeline.columns_by_head, full, trace.n_heads, labels, head_label=t("split.head"),
              row_title=t("split.token"), col_title=t("split.column"), per_head=PER_HEAD,
-             export=exports.Export("columns"))
+             export=chart_downloads.Export("columns"))
 st.caption(t("split.blocks_caption", m=which, h=trace.n_heads, d_head=trace.d_head))
 if trace.d_head > PER_HEAD:
     st.caption(t("split.cut_heads", shown=PER_HEAD, d_head=trace.d_head))
@@ -53,7 +53,7 @@ st.subheader(t("split.heads_title", m=which, h=trace.n_heads, n=len(labels), d_h
 keep = np.arange(min(trace.d_head, PER_HEAD))
 render.chart(pipeline.head_grid, per_head[:, :, keep], labels, [str(c) for c in keep],
              [render.head_title(wt, i) for i in range(trace.n_heads)], value_title=t("split.value"), signed=True,
-             show_col_labels=False, size=150, export=exports.Export("heads"))
+             show_col_labels=False, size=150, export=chart_downloads.Export("heads"))
 
 st.subheader(t("split.check_title"))
 c1, c2 = st.columns(2)

@@ -5,7 +5,7 @@ import streamlit as st
 from mha_core import demos
 from mha_core.charts import base
 from mha_core.markdown import escape as esc
-from mha_core.ui import exports, prediction, render, state, t
+from mha_core.ui import chart_downloads, prediction, render, state, t
 from mha_core.ui.demos import two_targets
 from mha_core.walkthrough import token_labels
 
@@ -29,13 +29,13 @@ left, right = st.columns(2)
 with left:
     render.chart(base.bar, demo.one_head, labels, title=t("why.one_head"), value_title=t("common.weight"),
                  colours=[base.head_colour(5)] * len(labels), height=22 * len(labels),
-                 export=exports.Export("one-head"))
+                 export=chart_downloads.Export("one-head"))
     st.metric(t("why.recover"), f"{demo.recover_one:.0%}")
 with right:
     render.chart(base.lines, list(range(len(labels))), {t("why.head_a"): list(demo.two_heads[0]),
                                                         t("why.head_b"): list(demo.two_heads[1])},
                  title=t("why.two_heads"), x_title=t("common.key"), y_title=t("common.weight"),
-                 height=22 * len(labels) - 40, export=exports.Export("two-heads"))
+                 height=22 * len(labels) - 40, export=chart_downloads.Export("two-heads"))
     st.metric(t("why.recover"), f"{demo.recover_two:.0%}")
 st.markdown(t("why.explain", share=float(demo.one_head[first] + demo.one_head[second])))
 st.caption(t("why.built", **words))

@@ -43,17 +43,17 @@ def short_busy_timeout(monkeypatch):
     """The app's class database gives up on a held lock after SHORT_BUSY_MS: a test that locks the file on purpose
     checks what the page says then, and need not wait production's BUSY_TIMEOUT_MS (5 s, twice per click)."""
     from mha_core.classroom import Storage
-    from mha_core.ui import classdb
+    from mha_core.ui import class_services
 
     class ShortBusy(Storage):
         @classmethod
         def open(cls, url: str, busy_timeout_ms: int = SHORT_BUSY_MS) -> Storage:
             return Storage.open(url, busy_timeout_ms)
 
-    monkeypatch.setattr(classdb, "Storage", ShortBusy)
-    classdb._storage.clear()
+    monkeypatch.setattr(class_services, "Storage", ShortBusy)
+    class_services._storage.clear()
     yield
-    classdb._storage.clear()
+    class_services._storage.clear()
 
 
 @pytest.fixture(scope="session")

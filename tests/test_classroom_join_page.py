@@ -177,13 +177,14 @@ def test_the_join_limit_is_per_source_address_behind_trusted_proxies_only(store,
     of MHA_TRUSTED_PROXIES (anyone else could write that header)."""
     from types import SimpleNamespace
 
-    from mha_core.ui import classdb
+    from mha_core.ui import class_services
 
     def seen(peer: str, real: str | None, trusted: str) -> str:
         headers = {} if real is None else {"X-Real-IP": real}
-        monkeypatch.setattr(classdb, "st", SimpleNamespace(context=SimpleNamespace(ip_address=peer, headers=headers)))
+        monkeypatch.setattr(class_services, "st",
+                            SimpleNamespace(context=SimpleNamespace(ip_address=peer, headers=headers)))
         monkeypatch.setenv("MHA_TRUSTED_PROXIES", trusted)
-        return classdb.source_address()
+        return class_services.source_address()
 
     assert seen("127.0.0.1", "203.0.113.9", "127.0.0.1") == "203.0.113.9"
     assert seen("198.51.100.7", "203.0.113.9", "127.0.0.1") == "198.51.100.7"  # a forged header is ignored

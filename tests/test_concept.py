@@ -15,7 +15,7 @@ from mha_core.counts import kv_cache_bytes, param_counts
 from mha_core.i18n import LANGS
 from mha_core.quiz import concept, grade
 from mha_core.quiz.bank import BANK_DIR, load_questions
-from mha_core.quiz.generate import RECIPES
+from mha_core.quiz.draws import RECIPES
 from mha_core.sources import load_sources
 from mha_core.ui.nav import PAGES
 

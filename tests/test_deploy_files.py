@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from mha_core.ui.classdb import PROXIES_ENV
+from mha_core.ui.class_services import PROXIES_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 

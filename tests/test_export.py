@@ -13,7 +13,7 @@ from defusedxml import ElementTree
 
 from mha_core import LabError, multi_head_attention
 from mha_core.charts import base
-from mha_core.export import chart_png, chart_svg, file_name, matrix_csv, table_csv, weights_csv
+from mha_core.figure_files import chart_png, chart_svg, file_name, matrix_csv, table_csv, weights_csv
 
 LABELS = ["猫", "追", "球", "because", "it"]
 

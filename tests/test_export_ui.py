@@ -17,7 +17,7 @@ from apphelpers import open_page
 from mha_core.diagrams import pipeline_svg
 from mha_core.i18n import translate
 from mha_core.settings import CAUSAL, D_HEAD, D_MODEL, FIXED, H_DIV, SEED, SENTENCE, WEIGHT_MODE, H, resolve
-from mha_core.ui.exports import chart_key, menu_key
+from mha_core.ui.chart_downloads import chart_key, menu_key
 from mha_core.walkthrough import build_walkthrough
 
 SVG = "{http://www.w3.org/2000/svg}svg"

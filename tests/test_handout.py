@@ -452,7 +452,7 @@ def test_an_unknown_language_is_explained_in_both_catalogs():
 
 
 # ---------------------------------------------------------------------------------------------
-# The download button (mha_core.ui.downloads) on the map page.
+# The download button (mha_core.ui.teacher_downloads) on the map page.
 
 
 @pytest.mark.parametrize("lang", LANGS)

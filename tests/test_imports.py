@@ -174,18 +174,18 @@ def test_a_cycle_is_found_and_named():
 
 
 def test_an_import_counts_the_parent_packages_it_runs():
-    modules = {m: Path() for m in ("mha_core", "mha_core.quiz", "mha_core.quiz.bank", "mha_core.quiz.store",
+    modules = {m: Path() for m in ("mha_core", "mha_core.quiz", "mha_core.quiz.bank", "mha_core.quiz.progress_store",
                                    "mha_core.lesson", "mha_core.lesson.plan")}
     assert parents_run("mha_core.lesson.plan", "mha_core.quiz.bank", modules) == {"mha_core.quiz"}
-    assert parents_run("mha_core.quiz.store", "mha_core.quiz.bank", modules) == set()  # its own package
+    assert parents_run("mha_core.quiz.progress_store", "mha_core.quiz.bank", modules) == set()  # its own package
     # the cycle issue 25 found: the old graph had no edge into mha_core/quiz/__init__.py, so it saw none
     graph = {"mha_core.lesson": {"mha_core.lesson.plan"}, "mha_core.lesson.plan": {"mha_core.quiz.bank"},
-             "mha_core.quiz": {"mha_core.quiz.bank", "mha_core.quiz.store"}, "mha_core.quiz.bank": set(),
-             "mha_core.quiz.store": {"mha_core.lesson"}}
+             "mha_core.quiz": {"mha_core.quiz.bank", "mha_core.quiz.progress_store"}, "mha_core.quiz.bank": set(),
+             "mha_core.quiz.progress_store": {"mha_core.lesson"}}
     assert find_cycle(graph) is None
     graph["mha_core.lesson.plan"] |= parents_run("mha_core.lesson.plan", "mha_core.quiz.bank", modules)
-    assert find_cycle(graph) == ["mha_core.lesson", "mha_core.lesson.plan", "mha_core.quiz", "mha_core.quiz.store",
-                                 "mha_core.lesson"]
+    assert find_cycle(graph) == ["mha_core.lesson", "mha_core.lesson.plan", "mha_core.quiz",
+                                 "mha_core.quiz.progress_store", "mha_core.lesson"]
 
 
 def test_the_package_has_no_import_cycle():

@@ -330,7 +330,7 @@ def test_a_ballot_on_an_option_is_its_index():
 
 
 def test_unsent_answers_are_kept_per_student_bounded_and_forgotten_once_sent():
-    from mha_core.quiz.store import Unsent
+    from mha_core.quiz.progress_store import Unsent
     u = Unsent(max_students=2, max_each=2)
     u.keep("a", "quiz:q1", 1)
     u.keep("a", "quiz:q1", 2)                       # a newer answer for the same thing replaces it

@@ -509,10 +509,10 @@ def test_a_student_who_voted_still_sees_their_vote_after_a_reload(store, lang):
 @pytest.fixture
 def short_busy_timeout(monkeypatch):
     """The app's store waits 0.2 s (not 5 s) for a locked database: these tests lock it on purpose."""
-    from mha_core.ui import classdb
+    from mha_core.ui import class_services
 
     opened: dict[str, Storage] = {}
-    monkeypatch.setattr(classdb, "_storage", lambda url: opened.setdefault(url, Storage.open(url, 200)))
+    monkeypatch.setattr(class_services, "_storage", lambda url: opened.setdefault(url, Storage.open(url, 200)))
     yield
     for s in opened.values():
         s.dispose()

@@ -19,7 +19,7 @@ from mha_core.i18n import DEFAULT_LANG, LANGS, translate
 from mha_core.quiz import Kind, Question, canonical_number, grade, load_questions
 from mha_core.quiz.__main__ import main
 from mha_core.quiz.bank import structure
-from mha_core.quiz.generate import generate
+from mha_core.quiz.draws import draw
 from mha_core.quiz.media import Medium, prompt_for
 from mha_core.quiz.moodle import (
     DEFAULT_VARIANTS,
@@ -169,7 +169,7 @@ def test_numeric_answers_are_the_cores_and_torchs_with_the_banks_tolerance(expor
         _, el = by_id[q.id]
         value, tolerance = _answer_value(el)
         entry = ENTRIES[q.id]
-        _, core = generate(entry.recipe, 0, q.id, entry.fixed)
+        _, core = draw(entry.recipe, 0, q.id, entry.fixed)
         assert value * STATED[q.unit] == core == q.value == torch_expected(q), q.id
         assert grade(q, el.findtext("answer/text")).correct
         assert tolerance == 0 == q.tolerance  # every answer of the bank is whole in its unit: exact (item 1)

@@ -10,7 +10,7 @@ import pytest
 from mha_core.counts import attention_kind
 from mha_core.i18n import LANGS
 from mha_core.quiz import load_questions
-from mha_core.quiz.generate import RECIPES, generate
+from mha_core.quiz.draws import RECIPES, draw
 
 GQA_QUESTIONS = {"gqa-params": "gqa_params", "kv-gqa": "kv_gqa", "kv-ratio": "kv_ratio"}
 
@@ -20,7 +20,7 @@ def test_questions_that_say_gqa_never_draw_mqa_or_mha(qid: str, recipe: str) -> 
     """g = 1 is MQA and g = h is MHA: a question whose text says GQA must draw 1 < g < h (over many seeds)."""
     drawn = set()
     for seed in range(600):
-        params, _ = generate(recipe, seed, qid)
+        params, _ = draw(recipe, seed, qid)
         assert 1 < params["g"] < params["h"] and params["h"] % params["g"] == 0, (seed, dict(params))
         assert attention_kind(params["h"], params["g"]) == "GQA"
         drawn.add(params["g"])
@@ -37,7 +37,7 @@ def test_gqa_questions_say_gqa(lang: str) -> None:
 def test_every_recipe_with_kv_heads_draws_a_divisor() -> None:
     for name in RECIPES:
         for seed in range(200):
-            params, _ = generate(name, seed, "x")
+            params, _ = draw(name, seed, "x")
             if "g" in params:
                 assert params["h"] % params["g"] == 0, (name, dict(params))
 

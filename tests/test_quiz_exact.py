@@ -14,7 +14,7 @@ from mha_core.errors import LabError
 from mha_core.i18n import LANGS, translate
 from mha_core.quiz import Kind, grade, load_questions
 from mha_core.quiz.bank import structure
-from mha_core.quiz.generate import RECIPES, generate, wrong_answers
+from mha_core.quiz.draws import RECIPES, draw, wrong_answers
 from mha_core.quiz.moodle import numeric_answer
 from mha_core.quiz.numbers import UNITS, answer_tolerance
 from quizhelpers import STATED, torch_expected
@@ -34,7 +34,7 @@ def _si(n: int, digits: int) -> str:
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_every_recipe_documents_wrong_answers_that_are_wrong(recipe):
     for seed in SEEDS:
-        params, value = generate(recipe, seed, "q")
+        params, value = draw(recipe, seed, "q")
         wrong = wrong_answers(recipe, params)
         assert wrong and value not in wrong.values(), (recipe, seed)
 

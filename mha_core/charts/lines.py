@@ -82,8 +82,8 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
     (``head_colour``), opacity = weight; ``top_k`` keeps each query's strongest keys only.
 
     A Vega-Lite spec with its data as named data sets: the layout, made by Altair, depends on the sizes and titles
-    only and is built once for them (``_layout``); the rows are plain lists. Altair walking 2,000 rows into JSON
-    and copying six layers took ~0.2 s per chart, a class's largest cost on the real-model page."""
+    only and is built once for them (``_layout``); the rows are plain lists, since Altair walking every row into
+    JSON and copying six layers per chart was a class's largest cost on the real-model page (bench_real.py)."""
     w = np.asarray(weights, dtype=float)
     h, n, m = w.shape
     keys = [str(x) for x in (key_labels if key_labels is not None else labels)]

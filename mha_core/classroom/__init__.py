@@ -1,5 +1,5 @@
 """Class mode without Streamlit: join codes, display names, storage over SQLAlchemy 2, the teacher's
-dashboard figures and password checks. The Streamlit side lives in ``mha_core.ui`` (classdb, student, teacher,
+dashboard figures and password checks. The Streamlit side lives in ``mha_core.ui`` (class_services, student, teacher,
 present, classroom)."""
 
 from mha_core.classroom.aggregates import (

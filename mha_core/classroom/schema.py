@@ -92,7 +92,7 @@ answers = Table(
 progress = Table(
     "mha_progress", metadata,
     Column("key", String(KEY_LENGTH), primary_key=True),  # the quiz's student id, in a class or not
-    Column("data", Text, nullable=False),                  # the Progress as JSON (mha_core.quiz.store)
+    Column("data", Text, nullable=False),                  # the Progress as JSON (mha_core.quiz.progress_store)
     Column("version", Integer, nullable=False),            # +1 per write: compare-and-set, never a lost update
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )

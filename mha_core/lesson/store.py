@@ -1,5 +1,6 @@
 """The live lesson in the class database: ``mha_core.classroom`` stores the plan and the live state as JSON text
-and knows no lesson type; these functions encode and decode them (as ``mha_core.quiz.store`` does for progress).
+and knows no lesson type; these functions encode and decode them (as ``mha_core.quiz.progress_store`` does for
+progress).
 The store reads one field of the state's JSON itself: ``vote.n_options``, to check a ballot in the statement that
 stores it (``LiveState.to_json`` writes it)."""
 

@@ -10,7 +10,7 @@ from mha_core.quiz.grading import describe, grade
 from mha_core.quiz.model import Grade, Kind, Option, Question, SelfMark
 from mha_core.quiz.numbers import canonical_number, format_value, parse_number
 from mha_core.quiz.progress import Attempt, Progress, Score, Summary, presented_order
-from mha_core.quiz.store import ProgressStore, new_student_id, student_seed, valid_student_id
+from mha_core.quiz.progress_store import ProgressStore, new_student_id, student_seed, valid_student_id
 
 __all__ = [
     "Attempt",

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from mha_core.i18n import LANGS, cite_style
 from mha_core.presets import PRESET_KEYS, preset
-from mha_core.quiz.generate import RECIPES, generate, text_fields, wrong_answers
+from mha_core.quiz.draws import RECIPES, draw, text_fields, wrong_answers
 from mha_core.quiz.media import Medium, compose
 from mha_core.quiz.model import Kind, Option, Question
 from mha_core.quiz.numbers import UNITS, answer_tolerance, format_value
@@ -156,7 +156,7 @@ def _question(e: Entry, lang: str, seed: int) -> Question:
     prompt, explanation = t["prompt"], t["explanation"]
     shown = {**(preset_fields(e.preset) if e.preset else {}), **text_fields(e.id)}  # texts only, never params
     if e.kind is Kind.NUMERIC:
-        params, value = generate(e.recipe, seed, e.id, e.fixed)
+        params, value = draw(e.recipe, seed, e.id, e.fixed)
         wrong = wrong_answers(e.recipe, params)
         tolerance = answer_tolerance(value, UNITS[e.unit].scale, wrong.values())
         prompt = prompt.format(**params, **shown)

@@ -3,7 +3,7 @@ every distractor tied to a named misconception (assets/quiz/misconceptions.toml,
 contradicts), and the form a student takes for each test, so that no student meets the same form twice.
 
 Numbers are computed, never typed: an item with a recipe takes its right option and distractors from
-mha_core.quiz.generate (mha_core.counts), the others their derived numbers from :func:`fields`. Questions are the
+mha_core.quiz.draws (mha_core.counts), the others their derived numbers from :func:`fields`. Questions are the
 quiz's own ``Question`` objects (kind single), so grading, option shuffling and rendering are the quiz's.
 """
 
@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 from mha_core.i18n import LANGS, cite_style
 from mha_core.quiz.bank import BANK_DIR, BankError, sections
-from mha_core.quiz.generate import RECIPES, Params, wrong_answers
+from mha_core.quiz.draws import RECIPES, Params, wrong_answers
 from mha_core.quiz.media import Medium, compose
 from mha_core.quiz.model import Kind, Option, Question
 from mha_core.quiz.numbers import UNITS, format_value

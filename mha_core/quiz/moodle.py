@@ -53,7 +53,7 @@ from markdown_it import MarkdownIt
 from mha_core.errors import LabError
 from mha_core.i18n import LANGS, translate
 from mha_core.quiz.bank import load_questions, sections, structure
-from mha_core.quiz.generate import generate
+from mha_core.quiz.draws import draw
 from mha_core.quiz.media import Medium, prompt_for
 from mha_core.quiz.model import Kind, Question
 from mha_core.quiz.numbers import UNITS, canonical_number
@@ -288,7 +288,7 @@ def variant_seeds(question_id: str, seed: int, variants: int) -> tuple[int, ...]
     entry = next(e for e in structure()[1] if e.id == question_id)
     found: dict[tuple, int] = {}
     for s in range(seed, seed + VARIANT_SEARCH * variants):
-        params, _ = generate(entry.recipe, s, entry.id, entry.fixed)
+        params, _ = draw(entry.recipe, s, entry.id, entry.fixed)
         found.setdefault(tuple(sorted(params.items())), s)
         if len(found) == variants:
             break

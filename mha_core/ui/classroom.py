@@ -16,7 +16,7 @@ from mha_core.classroom.names import MAX_NAME
 from mha_core.errors import LabError
 from mha_core.quiz.bank import load_questions
 from mha_core.ui import prepost, quiz, render, student
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import bound_t, lang, t
 from mha_core.ui.nav import spec
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from mha_core.errors import LabError
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.nav import spec
 from mha_core.ui.student import CLASS_PARAM

@@ -21,7 +21,7 @@ from mha_core.quiz.analysis import Flag, gain_bands
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.progress import presented_order
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import bound_t, lang, t
 
 OPEN_KEY = "prepost_open"            # widget: the test open for the class (teacher)

@@ -26,8 +26,8 @@ from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import SELF_RIGHT, describe, grade
 from mha_core.quiz.model import Grade, Kind, Question, SelfMark
 from mha_core.quiz.progress import Progress, presented_order
+from mha_core.quiz.progress_store import Unsent, student_seed
 from mha_core.quiz.short import MAX_SHORT
-from mha_core.quiz.store import Unsent, student_seed
 from mha_core.ui import live, present, render, student
 from mha_core.ui.i18n import lang, t
 from mha_core.ui.nav import PAGES
@@ -50,7 +50,8 @@ MAX_TEXT = 600
 # ?mode= on the first visit.
 KEPT: dict[str, object] = {MODE_KEY: None}
 
-# The process's unsent quiz answers by student id (bounded, thread-safe; see mha_core.quiz.store.Unsent): what a
+# The process's unsent quiz answers by student id (bounded, thread-safe; see
+# mha_core.quiz.progress_store.Unsent): what a
 # reload finds when the database did not take an answer. Process-wide on purpose: a session ends with a reload.
 UNSENT = Unsent()
 _QUIZ = "quiz:"  # UNSENT key prefix: quiz:<question id>

@@ -14,21 +14,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mha_core import head_similarity as HS
-from mha_core import head_types, layer_check, threads
-from mha_core import minimal_pair as M
-from mha_core import pretrained as P
+from mha_core import head_similarity, head_types, layer_check, minimal_pair, pretrained, threads
 from mha_core.errors import LabError
 from mha_core.lru import ByteLRU
 from mha_core.markdown import escape
 from mha_core.turns import Turns
 from mha_core.ui import render
-from mha_core.ui.classdb import streamlit_secrets
+from mha_core.ui.class_services import streamlit_secrets
 from mha_core.ui.i18n import t
 from mha_core.units import head_name
 
 T = TypeVar("T")
-EXAMPLES = (*P.EXAMPLES, *P.ZH_EXAMPLES)  # the example sentences the page offers, English first
+EXAMPLES = (*pretrained.EXAMPLES, *pretrained.ZH_EXAMPLES)  # the example sentences the page offers, English first
 MODEL_KEY, SENTENCE_KEY, EXAMPLE_KEY = "real_model", "real_sentence", "real_example"
 KIND_KEY = "real_kind"                                                     # head type shown in the top table
 PICK_FROM_KEY, PICK_TO_KEY = "real_pick_from", "real_pick_to"              # "attends to this word": from -> to
@@ -40,16 +37,16 @@ CHECK_LAYER_KEY, OFF_KEY = "real_check_layer", "real_off"                  # the
 TOP_KEY = "real_top"  # prefix of the top-heads tables' selection, one per head type
 GROUP_KEY = "real_group"  # the head-similarity map's grouping threshold
 IMPORTANCE_KEY = "real_importance"  # a long sentence computes the per-head importance only when asked
-IMPORTANCE_AUTO = 48  # tokens up to which it is computed at once (73 forward passes of n tokens: ~1 s at 48)
+IMPORTANCE_AUTO = 48  # tokens up to which it is computed at once (73 forward passes of n tokens)
 SIMILARITY_KEY = "real_similarity"  # a long sentence compares every two heads only when asked
-SIMILARITY_AUTO = 64  # tokens up to which it is computed at once (its cost grows as n²: ~0.1 s of a core at 128)
+SIMILARITY_AUTO = 64  # tokens up to which it is computed at once (its cost grows as n²; benchmarks/bench_real.py)
 GROUP_STEPS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)  # thresholds offered (Jensen–Shannon distance)
 GROUP_DEFAULT = 0.3  # on the first example: 23 groups, the largest of 14 heads
 MIB = 1 << 20
-SIMILARITY_DTYPE = np.float32  # js_distances in single precision: ~2.5x faster at 128 tokens, within 1e-4
+SIMILARITY_DTYPE = np.float32  # js_distances in single precision: faster, within 1e-4 (benchmarks/bench_real.py)
 
 KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.init_state)
-    MODEL_KEY: P.PACKAGED, SENTENCE_KEY: EXAMPLES[0].sentence,
+    MODEL_KEY: pretrained.PACKAGED, SENTENCE_KEY: EXAMPLES[0].sentence,
     # None: the widget's own first option, or set by the callbacks below from the model and sentence
     KIND_KEY: None, PICK_FROM_KEY: None, PICK_TO_KEY: None, LAYER_KEY: None, HEAD_KEY: None,
     PAIR_KEY: None, PAIR_LAYER_KEY: None, PAIR_HEAD_KEY: None, CHECK_LAYER_KEY: None, OFF_KEY: None,
@@ -62,27 +59,28 @@ def top_key(kind: str) -> str:
     return f"{TOP_KEY}_{kind}"
 
 
-def cache_name(loaded: P.Loaded) -> str:
-    """What every cached result is keyed on besides its input: the model and P.RESULTS_VERSION (results computed
+def cache_name(loaded: pretrained.Loaded) -> str:
+    """What every cached result is keyed on besides its input: the model and pretrained.RESULTS_VERSION (results
+    computed
     by an older version, e.g. while sessions shared hooks on the model, never match a new key)."""
-    return f"{loaded.name}#v{P.RESULTS_VERSION}"
+    return f"{loaded.name}#v{pretrained.RESULTS_VERSION}"
 
 
-def offered_models() -> dict[str, P.ModelChoice]:
+def offered_models() -> dict[str, pretrained.ModelChoice]:
     """The models this server offers by name, the packaged one first: from its configuration (MHA_REAL_MODELS or
     the secrets' ``real_models`` table), never from the browser."""
-    return {m.name: m for m in P.installed_models(os.environ, streamlit_secrets())}
+    return {m.name: m for m in pretrained.installed_models(os.environ, streamlit_secrets())}
 
 
 @st.cache_resource(max_entries=3, show_spinner=False)
-def _load(name: str, where: str) -> P.Loaded:
-    loaded = P.load(P.ModelChoice(name, where))
+def _load(name: str, where: str) -> pretrained.Loaded:
+    loaded = pretrained.load(pretrained.ModelChoice(name, where))
     threads.one_thread_each()  # the class computes side by side (TURNS): one core each, no oversubscribed pools
     threads.bounded_heap()     # and what a class computed is given back when it leaves
     return loaded
 
 
-def load(choice: P.ModelChoice) -> P.Loaded | None:
+def load(choice: pretrained.ModelChoice) -> pretrained.Loaded | None:
     """An offered model (cached; spinner on first load), or None after one message that names it."""
     try:
         with st.spinner(t("real.loading", name=escape(choice.name)), show_time=True):
@@ -105,16 +103,16 @@ _TRIM_THREAD: threading.Thread | None = None
 _LAST_WORK = 0.0
 
 
-def _run_key(loaded: P.Loaded, sentence: str) -> tuple:
+def _run_key(loaded: pretrained.Loaded, sentence: str) -> tuple:
     return ("run", cache_name(loaded), sentence)
 
 
-def run(loaded: P.Loaded, sentence: str) -> P.Run:
+def run(loaded: pretrained.Loaded, sentence: str) -> pretrained.Run:
     """The sentence through the model (cached per model and sentence)."""
-    return RUNS.get(_run_key(loaded, sentence), lambda: P.run(loaded, sentence))
+    return RUNS.get(_run_key(loaded, sentence), lambda: pretrained.run(loaded, sentence))
 
 
-def prepare(loaded: P.Loaded, sentence: str) -> None:
+def prepare(loaded: pretrained.Loaded, sentence: str) -> None:
     """A new sentence's heavy results (forward, stats, layer check; head similarity up to SIMILARITY_AUTO tokens)
     computed in turn with the other students' (at most TURNS.slots at once); while waiting, the page says how many
     are ahead of this one. Nothing to do when they are cached. LabError (bad sentence) surfaces from ``run``."""
@@ -189,23 +187,23 @@ def _give_back_while_recent() -> None:
                 return
 
 
-def stats(loaded: P.Loaded, r: P.Run, sentence: str) -> head_types.HeadStats:
+def stats(loaded: pretrained.Loaded, r: pretrained.Run, sentence: str) -> head_types.HeadStats:
     """Every head's type scores for this sentence (cached)."""
     return RESULTS.get(("stats", cache_name(loaded), sentence),
                        lambda: head_types.head_stats(r.attentions, r.special, r.punct))
 
 
-def similarity(loaded: P.Loaded, r: P.Run, sentence: str) -> tuple[np.ndarray, np.ndarray]:
+def similarity(loaded: pretrained.Loaded, r: pretrained.Run, sentence: str) -> tuple[np.ndarray, np.ndarray]:
     """(L·H, L·H) Jensen–Shannon distances between every two heads and (L·H,) each head's entropy, heads in
     order L0·H0, L0·H1, … (cached per model and sentence: a threshold or head change costs nothing)."""
     def compute() -> tuple[np.ndarray, np.ndarray]:
         flat = r.attentions.reshape(-1, r.n, r.n)  # (L·H, n, n)
-        return HS.js_distances(flat, SIMILARITY_DTYPE), HS.head_entropy(flat)
+        return head_similarity.js_distances(flat, SIMILARITY_DTYPE), head_similarity.head_entropy(flat)
 
     return RESULTS.get(("sim", cache_name(loaded), sentence), compute)
 
 
-def similarity_asked(loaded: P.Loaded, r: P.Run, sentence: str) -> tuple[np.ndarray, np.ndarray]:
+def similarity_asked(loaded: pretrained.Loaded, r: pretrained.Run, sentence: str) -> tuple[np.ndarray, np.ndarray]:
     """``similarity`` for the page: a long sentence's (not computed by ``prepare``) in turn with the class."""
     if ("sim", cache_name(loaded), sentence) in RESULTS:
         return similarity(loaded, r, sentence)
@@ -223,56 +221,58 @@ def similarity_table(names: list[str], order: tuple[int, ...], group_of: dict[in
                  column_config={t("real.col_entropy"): st.column_config.NumberColumn(format="%.3f")})
 
 
-def checks(loaded: P.Loaded, r: P.Run, sentence: str) -> list[layer_check.LayerDiff]:
+def checks(loaded: pretrained.Loaded, r: pretrained.Run, sentence: str) -> list[layer_check.LayerDiff]:
     """The core against every layer of the model: each layer's two differences (cached; the traces are not)."""
     return RESULTS.get(("checks", cache_name(loaded), sentence), lambda: layer_check.check_diffs(loaded, r))
 
 
-def importance(loaded: P.Loaded, sentence: str) -> np.ndarray:
+def importance(loaded: pretrained.Loaded, sentence: str) -> np.ndarray:
     """Per-head importance (1 − cosine), one batched forward, cached."""
     return RESULTS.get(("importance", cache_name(loaded), sentence),
-                       lambda: in_turn(lambda: P.importance(loaded, sentence)))
+                       lambda: in_turn(lambda: pretrained.importance(loaded, sentence)))
 
 
-def ablate(loaded: P.Loaded, base: P.Run, sentence: str, off: list[tuple[int, int]]) -> float:
+def ablate(loaded: pretrained.Loaded, base: pretrained.Run, sentence: str, off: list[tuple[int, int]]) -> float:
     """Cosine similarity with these heads off (cached)."""
     key = tuple(sorted(off))
     if not key:
-        return 1.0  # every head on: the sentence itself (P.ablate would spend a forward to say so)
+        return 1.0  # every head on: the sentence itself (pretrained.ablate would spend a forward to say so)
     return RESULTS.get(("ablate", cache_name(loaded), sentence, key),
-                       lambda: in_turn(lambda: P.ablate(loaded, sentence, list(key), base)))
+                       lambda: in_turn(lambda: pretrained.ablate(loaded, sentence, list(key), base)))
 
 
-def pair_sides(loaded: P.Loaded, index: int) -> tuple[M.PairSide, M.PairSide]:
+def pair_sides(loaded: pretrained.Loaded, index: int) -> tuple[minimal_pair.PairSide, minimal_pair.PairSide]:
     """Both sentences of minimal pair ``index`` through the model (cached); LabError if its words are missing."""
-    def compute() -> tuple[M.PairSide, M.PairSide]:
-        pair = M.PAIRS[index]
+    def compute() -> tuple[minimal_pair.PairSide, minimal_pair.PairSide]:
+        pair = minimal_pair.PAIRS[index]
         runs = [run(loaded, s) for s in pair.sentences]
-        return tuple(M.side(r.attentions, r.tokens, pair, i) for i, r in enumerate(runs))  # type: ignore[return-value]
+        return tuple(minimal_pair.side(r.attentions, r.tokens, pair, i) for i, r in enumerate(runs))  # type: ignore[return-value]
 
     return RESULTS.get(("pair", cache_name(loaded), index), compute)
 
 
-def pair_census(loaded: P.Loaded, index: int, sides: tuple[M.PairSide, M.PairSide]) -> M.PairCensus:
+def pair_census(loaded: pretrained.Loaded, index: int,
+                sides: tuple[minimal_pair.PairSide, minimal_pair.PairSide]) -> minimal_pair.PairCensus:
     """Every head's verdict on the pair, counted (cached)."""
-    return RESULTS.get(("census", cache_name(loaded), index), lambda: M.census(sides))
+    return RESULTS.get(("census", cache_name(loaded), index), lambda: minimal_pair.census(sides))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _unknown_tokens(_loaded: P.Loaded, name: str, sentence: str) -> tuple[int, int]:
-    return P.unknown_tokens(_loaded, sentence)
+def _unknown_tokens(_loaded: pretrained.Loaded, name: str, sentence: str) -> tuple[int, int]:
+    return pretrained.unknown_tokens(_loaded, sentence)
 
 
-def unknown_tokens(loaded: P.Loaded, sentence: str) -> tuple[int, int]:
+def unknown_tokens(loaded: pretrained.Loaded, sentence: str) -> tuple[int, int]:
     """(unknown pieces, pieces) of a sentence for this model's vocabulary (cached)."""
     return _unknown_tokens(loaded, cache_name(loaded), sentence)
 
 
-def default_pair_head(loaded: P.Loaded, index: int, sides: tuple[M.PairSide, M.PairSide]) -> None:
+def default_pair_head(loaded: pretrained.Loaded, index: int,
+                      sides: tuple[minimal_pair.PairSide, minimal_pair.PairSide]) -> None:
     """On a new model or pair, open the head that looks most like a coreference head on the first sentence."""
     ss = st.session_state
     if ss.get(PAIR_FOR_KEY) != (loaded.name, index):
-        ss[PAIR_LAYER_KEY], ss[PAIR_HEAD_KEY] = M.most_referent_like(sides)
+        ss[PAIR_LAYER_KEY], ss[PAIR_HEAD_KEY] = minimal_pair.most_referent_like(sides)
         ss[PAIR_FOR_KEY] = (loaded.name, index)
 
 
@@ -313,7 +313,7 @@ def use_example() -> None:
         ss[SENTENCE_KEY] = EXAMPLES[ss[EXAMPLE_KEY]].sentence
 
 
-def default_pick(loaded: P.Loaded, r: P.Run, sentence: str) -> None:
+def default_pick(loaded: pretrained.Loaded, r: pretrained.Run, sentence: str) -> None:
     """On a new model or sentence, open "attends to this word" on an example's pronoun → referent (else 1 → 2)."""
     ss = st.session_state
     if ss.get(PICK_FOR_KEY) != (loaded.name, sentence):
@@ -324,7 +324,7 @@ def default_pick(loaded: P.Loaded, r: P.Run, sentence: str) -> None:
         ss[PICK_FOR_KEY] = (loaded.name, sentence)
 
 
-def fit_head_view(loaded: P.Loaded, first: head_types.RankedHead) -> None:
+def fit_head_view(loaded: pretrained.Loaded, first: head_types.RankedHead) -> None:
     """The head view's layer and head: ``first`` on the first visit, then kept, within this model's size."""
     ss = st.session_state
     ss[LAYER_KEY] = min(int(first.layer if ss.get(LAYER_KEY) is None else ss[LAYER_KEY]), loaded.n_layers - 1)

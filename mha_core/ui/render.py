@@ -16,12 +16,12 @@ import streamlit as st
 from mha_core.charts import pipeline
 from mha_core.charts.base import as_table, spec_and_data
 from mha_core.errors import LabError
-from mha_core.export import matrix_csv, spec_png, spec_svg, table_csv
+from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
 from mha_core.markdown import escape_params
 from mha_core.quiz import load_questions
 from mha_core.settings import TABLES
-from mha_core.ui import compute, exports
+from mha_core.ui import chart_downloads, compute
 from mha_core.ui import frame as page_frame
 from mha_core.ui.i18n import lang, t
 from mha_core.ui.nav import PAGES
@@ -101,7 +101,7 @@ def heads_grid(wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: b
     labels = tuple(wt.labels)
     chart(pipeline.head_grid, mats, labels, labels, titles, row_title=t("common.query"),
           col_title=t("common.key"), value_title=value_title, signed=signed,
-          export=exports.heads(mats, titles, labels, labels, value_title, name))
+          export=chart_downloads.heads(mats, titles, labels, labels, value_title, name))
 
 
 def diagram(dot: str, key: str, svg: Callable[[], str] | None = None) -> None:
@@ -122,7 +122,7 @@ def diagram(dot: str, key: str, svg: Callable[[], str] | None = None) -> None:
             st.empty()  # draws nothing; shifts the chart to the other position
         st.graphviz_chart(dot, width="stretch")
     if svg is not None:
-        exports.diagram_button(key, svg, name=key)
+        chart_downloads.diagram_button(key, svg, name=key)
 
 
 def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
@@ -175,11 +175,11 @@ def figure(builder: Callable[..., object], *args: object, **kwargs: object) -> t
     return _figure(builder, builder_name(builder), args, kwargs)
 
 
-def chart(builder: Callable[..., object], *args: object, export: exports.Export | None = None,
+def chart(builder: Callable[..., object], *args: object, export: chart_downloads.Export | None = None,
           **kwargs: object) -> None:
     """Draw the chart ``builder(*args, **kwargs)`` builds (a pure function in mha_core.charts), cached on the builder
     and its actual arguments, so no input can be left out of the key; under it, downloads of it as SVG, PNG and
-    CSV (``export`` names the files and can give the CSV's exact numbers; see mha_core/ui/exports.py).
+    CSV (``export`` names the files and can give the CSV's exact numbers; see mha_core/ui/chart_downloads.py).
 
     In table view (sidebar switch) the chart is shown as the table of its numbers instead (a heatmap as its
     matrix, a grid of heatmaps as one matrix per panel), with its CSV.
@@ -201,16 +201,16 @@ def chart(builder: Callable[..., object], *args: object, export: exports.Export 
                                                                             data.num_rows <= MAX_IMAGE_ROWS))
 
 
-def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, ex: exports.Export | None,
+def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, ex: chart_downloads.Export | None,
                images: bool) -> None:
     """The chart's download buttons; every file is built on click (the images cached on the chart's key)."""
     exts = ("svg", "png", "csv") if images else ("csv",)
-    key = exports.widget_key(name, ex)
+    key = chart_downloads.widget_key(name, ex)
     files: dict[str, Callable[[], bytes]] = {
         ext: functools.partial(_image, builder, name, args, kwargs, ext) for ext in exts if ext != "csv"}
     files["csv"] = ex.csv if ex is not None and ex.csv is not None else functools.partial(
         _data_csv, builder, name, args, kwargs)
-    exports.buttons(key, exports.file_names(name, ex, exts), files)
+    chart_downloads.buttons(key, chart_downloads.file_names(name, ex, exts), files)
 
 
 @st.cache_data(max_entries=64, show_spinner=False, hash_funcs={np.ndarray: _array_digest})

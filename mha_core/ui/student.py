@@ -15,9 +15,9 @@ import streamlit as st
 
 from mha_core.classroom import ClassInfo, Member, SaveOutcome, clean_name, normalize_code, pretty, shown_name
 from mha_core.errors import LabError
-from mha_core.quiz.store import ProgressStore, new_student_id, valid_student_id
+from mha_core.quiz.progress_store import ProgressStore, new_student_id, valid_student_id
 from mha_core.ui import render
-from mha_core.ui.classdb import join_limiter, source_address, storage
+from mha_core.ui.class_services import join_limiter, source_address, storage
 from mha_core.ui.i18n import t
 
 STUDENT_KEY = "quiz_student"      # session: this student's id (the key to their progress and membership)

@@ -30,9 +30,9 @@ from mha_core.markdown import escape
 from mha_core.quiz.bank import load_questions
 from mha_core.quiz.grading import describe
 from mha_core.quiz.model import Question
-from mha_core.ui import downloads, prepost, present, render, state
 from mha_core.ui import live as lesson
-from mha_core.ui.classdb import limiter, source_address, storage, streamlit_secrets
+from mha_core.ui import prepost, present, render, state, teacher_downloads
+from mha_core.ui.class_services import limiter, source_address, storage, streamlit_secrets
 from mha_core.ui.i18n import bound_t, lang, t
 from mha_core.ui.join import join_link, qr_png
 from mha_core.ui.nav import PAGES
@@ -134,9 +134,9 @@ def _downloads() -> None:
         st.subheader(t("handout.teacher_title"), anchor=False)
         cols = st.columns(2)
         with cols[0]:
-            downloads.handout_button(state.current(), key=downloads.TEACHER_HANDOUT_KEY)
+            teacher_downloads.handout_button(state.current(), key=teacher_downloads.TEACHER_HANDOUT_KEY)
         with cols[1]:
-            downloads.moodle_button(key=downloads.TEACHER_MOODLE_KEY)
+            teacher_downloads.moodle_button(key=teacher_downloads.TEACHER_MOODLE_KEY)
 
 
 # --- the class ---

@@ -58,7 +58,7 @@ def test_the_whole_quiz_by_keyboard_alone(browser, server):
 
     from mha_core.quiz import load_questions
     from mha_core.quiz.model import Kind
-    from mha_core.quiz.store import new_student_id, student_seed
+    from mha_core.quiz.progress_store import new_student_id, student_seed
     from mha_core.ui.quiz import answer_key, button_key
     from quizhelpers import STATED, short_text, torch_expected
 

@@ -116,7 +116,7 @@ def test_a_script_cannot_stuff_the_class(guarded_server):
     from benchmarks.cluster import Student
     from mha_core.classroom import JoinLimits, Storage
     from mha_core.i18n import translate
-    from mha_core.quiz.store import new_student_id
+    from mha_core.quiz.progress_store import new_student_id
 
     base, db = guarded_server
     store = Storage.open(db)

@@ -127,7 +127,7 @@ def _routes(bal, wanted: dict[str, int]) -> dict[str, list[str]]:  # noqa: ANN00
 def _singles(key: str):  # noqa: ANN202 - tuple of Question
     from mha_core.quiz import load_questions
     from mha_core.quiz.model import Kind
-    from mha_core.quiz.store import student_seed
+    from mha_core.quiz.progress_store import student_seed
 
     return tuple(q for q in load_questions("en", student_seed(key)) if q.kind is Kind.SINGLE)
 
@@ -248,7 +248,7 @@ def test_a_class_survives_losing_a_replica(browser, deployment, shots):
     from benchmarks.cluster import ROUTE_COOKIE, Student
     from mha_core.classroom import Storage
     from mha_core.classroom.schema import answers, students
-    from mha_core.quiz.store import new_student_id
+    from mha_core.quiz.progress_store import new_student_id
     from mha_core.ui.quiz import answer_key
 
     bal = deployment.balancer

@@ -8,7 +8,7 @@ from servers import wait_ready
 from mha_core.i18n import LANGS, translate
 from mha_core.quiz import load_questions
 from mha_core.quiz.model import Kind
-from mha_core.quiz.store import student_seed
+from mha_core.quiz.progress_store import student_seed
 from mha_core.ui.quiz import answer_key, button_key
 from quizhelpers import STATED, short_text, torch_expected
 

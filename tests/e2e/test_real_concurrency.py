@@ -12,8 +12,7 @@ import pytest
 from servers import start_server, stop_server
 
 from benchmarks.cluster import Student
-from mha_core import layer_check, threads
-from mha_core import pretrained as P
+from mha_core import layer_check, pretrained, threads
 from mha_core.i18n import translate
 
 pytestmark = pytest.mark.e2e
@@ -30,9 +29,9 @@ SENTENCES = (
 )
 
 
-def _verdict(loaded: P.Loaded, sentence: str) -> str:
+def _verdict(loaded: pretrained.Loaded, sentence: str) -> str:
     """What the page says under the layer check for this sentence, computed here, alone."""
-    checks = layer_check.check_all(loaded, P.run(loaded, sentence))
+    checks = layer_check.check_all(loaded, pretrained.run(loaded, sentence))
     worst = max(max(c.weights_diff, c.output_diff) for c in checks)
     assert all(c.ok for c in checks)
     return translate("en", "real.all_pass", L=loaded.n_layers, worst=f"{worst:.1e}", tol=f"{layer_check.TOLERANCE:.0e}")
@@ -55,14 +54,14 @@ async def _student(base: str, sentence: str) -> tuple[list[str], float]:
 def test_eight_students_at_once_each_get_their_own_sentence_s_verdict():
     import torch
 
-    loaded = P.load()
+    loaded = pretrained.load()
     before = torch.get_num_threads()
     threads.one_thread_each()  # as the server computes: sums in another order differ in the verdict's last digit
     try:
         expected = {s: _verdict(loaded, s) for s in SENTENCES}
     finally:
         threads.set_threads(before)
-    tokens = {s: translate("en", "real.tokens", n=P.run(loaded, s).n) for s in SENTENCES}
+    tokens = {s: translate("en", "real.tokens", n=pretrained.run(loaded, s).n) for s in SENTENCES}
     proc, base = start_server(timeout=120)
     try:
         async def everyone() -> list[tuple[list[str], float]]:

@@ -28,7 +28,7 @@ from mha_core.lesson import (
 from mha_core.lesson import pi as peer
 from mha_core.lesson.pi import COUNTDOWNS
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import bound_t, t
 from mha_core.ui.live.keys import (
     AGAIN_KEY,

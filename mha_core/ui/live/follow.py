@@ -20,7 +20,7 @@ from mha_core.lesson import LiveState, default_plan
 from mha_core.lesson.follow import Move, poll
 from mha_core.lesson.store import load_plan, read_live
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.live.keys import BACK_KEY, BANNER_KEY, EXPLORE_KEY, LIVE_QUERY
 from mha_core.ui.live.session import follower, following, go, set_follower

@@ -28,7 +28,7 @@ from mha_core.lesson.plan import QUIZ_PAGE
 from mha_core.lesson.presenter import Lesson
 from mha_core.lesson.store import load_plan, read_live, save_plan
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import bound_t, t
 from mha_core.ui.live.keys import (
     ADD_KEY,

@@ -13,7 +13,7 @@ from mha_core.lesson import LiveState, Plan, timer
 from mha_core.lesson.presenter import Lesson
 from mha_core.lesson.store import read_live
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.join import join_link, qr_png, turnout
 from mha_core.ui.live.keys import BAR_KEY, END_KEY, FLASH_KEY, NEXT_KEY, PRESENTER_KEY, PREV_KEY, TAKE_OVER_KEY

@@ -11,7 +11,7 @@ from mha_core.lesson import LiveState
 from mha_core.lesson.presenter import Lesson
 from mha_core.lesson.store import read_live
 from mha_core.ui import present, render
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.live.keys import (
     FLASH_KEY,

@@ -12,7 +12,7 @@ from mha_core.lesson import LiveState, Plan, default_plan, snapshot
 from mha_core.lesson.presenter import Lesson, Presenter, moved_step, step_state, synced
 from mha_core.lesson.store import load_plan, publish_live, read_live, save_plan
 from mha_core.ui import present
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.live.keys import LESSON_QUERY, PRESENTER_KEY
 from mha_core.ui.live.session import flash, presenter
 

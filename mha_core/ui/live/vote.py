@@ -12,9 +12,9 @@ from mha_core.classroom import Member
 from mha_core.classroom.storage import DatabaseError
 from mha_core.errors import LabError
 from mha_core.lesson import CONCEPTEST, FOLLOW_UP_ROUND, VoteState, ballot
-from mha_core.quiz.store import Unsent
+from mha_core.quiz.progress_store import Unsent
 from mha_core.ui import render
-from mha_core.ui.classdb import storage
+from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.live.cycle import teacher_vote
 from mha_core.ui.live.keys import (
@@ -29,7 +29,8 @@ from mha_core.ui.live.keys import (
 from mha_core.ui.live.pi import countdown, follow_up_question
 from mha_core.ui.live.session import active_vote_role, live_seen, member
 
-# The process's votes the database did not take, by student id (bounded, thread-safe: mha_core.quiz.store.Unsent),
+# The process's votes the database did not take, by student id (bounded, thread-safe:
+# mha_core.quiz.progress_store.Unsent),
 # so that a reload (a new session; the address keeps the student id) finds the choice and sends it again.
 UNSENT = Unsent()
 

@@ -159,7 +159,7 @@ def wrong_answers(recipe: str, params: Params) -> Mapping[str, Fraction]:
     return MappingProxyType({k: v for k, v in r.wrong(params).items() if v != right})
 
 
-def generate(recipe: str, seed: int, question_id: str, fixed: Params | None = None) -> tuple[Params, Fraction]:
+def draw(recipe: str, seed: int, question_id: str, fixed: Params | None = None) -> tuple[Params, Fraction]:
     """(the numbers shown, the right answer) for one question and one student seed.
 
     The draw depends on (seed, question id) only, so adding a question never changes another's numbers.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from mha_core import export
+from mha_core import figure_files
 from mha_core.attention import Trace
 from mha_core.ui import frame, state
 from mha_core.ui.i18n import t
@@ -31,7 +31,7 @@ Bytes = Callable[[], bytes]
 
 @dataclass(frozen=True)
 class Export:
-    """How a chart's files are named and what its CSV holds; pages pass one to ``render.chart(..., export=)``.
+    """How a chart's files are named and what its CSV holds; pages pass one to ``render.chart(..., figure_files=)``.
 
     The name is ``<page>_<h, d_head on pipeline pages>_<settings>_<name>.<ext>``; without an Export the name ends
     in the chart builder's name and the CSV holds the chart's own data (numbers rounded as drawn).
@@ -45,12 +45,12 @@ def weights(trace: Trace, head: int, labels: Sequence[str], name: str = "", **se
     """One head's attention weights, exactly as the Trace holds them (a row per query, a column per key)."""
     corner = f"{t('export.query')} \\ {t('export.key')}"
     return Export(name, {**settings, "head": head},
-                  functools.partial(export.weights_csv, trace, head, tuple(labels), corner))
+                  functools.partial(figure_files.weights_csv, trace, head, tuple(labels), corner))
 
 
 def matrix(m: np.ndarray, rows: Sequence[str], cols: Sequence[str], name: str = "", **settings: object) -> Export:
     """A matrix as drawn in a heatmap, its numbers in full precision (not the chart's rounded ones)."""
-    return Export(name, settings, functools.partial(export.matrix_csv, np.asarray(m), tuple(rows), tuple(cols),
+    return Export(name, settings, functools.partial(figure_files.matrix_csv, np.asarray(m), tuple(rows), tuple(cols),
                                                     t("export.corner")))
 
 
@@ -58,7 +58,8 @@ def heads(mats: np.ndarray, titles: Sequence[str], rows: Sequence[str], cols: Se
           name: str = "heads", **settings: object) -> Export:
     """One matrix per head (a grid of heatmaps) in long form: head, query, key, value, in full precision."""
     names = (t("export.head"), t("export.query"), t("export.key"), value)
-    return Export(name, settings, functools.partial(export.heads_csv, np.asarray(mats), tuple(titles), tuple(rows),
+    return Export(name, settings, functools.partial(figure_files.heads_csv, np.asarray(mats), tuple(titles),
+                                                    tuple(rows),
                                                     tuple(cols), names))
 
 
@@ -82,7 +83,7 @@ def file_names(builder: str, ex: Export | None, exts: Sequence[str]) -> dict[str
     settings = {**_page_settings(page), **(ex.settings if ex is not None else {})}
     if what:
         settings[what] = ""
-    return {ext: export.file_name(page, ext, **settings) for ext in exts}
+    return {ext: figure_files.file_name(page, ext, **settings) for ext in exts}
 
 
 def chart_key(page: str, builder: str, name: str, n: int = 1) -> str:
@@ -114,7 +115,7 @@ def menu_key(key: str) -> str:
 
 def buttons(key: str, names: Mapping[str, str], files: Mapping[str, Bytes], texts: str = "") -> None:
     """A small "Download" menu with one button per file (``files``: ext -> callable building its bytes); labels and
-    tooltips are ``export.<texts><ext>`` and ``export.<texts><ext>_help``.
+    tooltips are ``figure_files.<texts><ext>`` and ``figure_files.<texts><ext>_help``.
 
     The menu is lazy: its buttons are drawn only while it is open (opening it reruns the page), so a page run,
     e.g. every follower's on each teacher move in a live lesson, pays for one closed menu per chart.
