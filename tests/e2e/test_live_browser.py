@@ -23,7 +23,7 @@ FOLLOW_MS = 30_000     # generous: a following student polls every second (live.
 @pytest.fixture(scope="module")
 def live_server(browser, tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: ARG001 - browser: Chromium first
     """(base URL, database URL): a server of its own with a fresh SQLite file and a teacher password."""
-    from servers import free_port, start_server, stop_server
+    from harness.server import free_port, start_server, stop_server
 
     db_url = f"sqlite:///{tmp_path_factory.mktemp('livedb') / 'live.sqlite3'}"
     saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD")}
@@ -45,7 +45,7 @@ def live_server(browser, tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa
 
 def _click(page, selector: str) -> None:
     """Click the button inside a keyed container and wait until the run it starts is over."""
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     page.locator(f"{selector} button").first.click()
     wait_ready(page)
@@ -93,7 +93,7 @@ VOTE_BOX = '[class*="st-key-live_vote_"]'
 
 def _vote(page, option: int) -> None:
     """A student picks an option in the open vote and sends it; the box then says the vote is in."""
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     box = page.locator(VOTE_BOX).first
     radio = box.locator('[data-testid="stRadio"] input[type="radio"]').nth(option)
@@ -109,8 +109,7 @@ def _vote(page, option: int) -> None:
 
 
 def test_students_follow_vote_and_come_back(browser, live_server, shots):
-    from servers import wait_ready
-
+    from harness.server import wait_ready
     from mha_core.classroom.storage import Storage
     from mha_core.lesson import shift
 
@@ -237,7 +236,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
 def test_a_second_presenter_window_is_told_at_once_and_takes_over(browser, live_server, shots):
     """Two presenter windows: the one that did not move learns it from its own once-a-second clock (no click),
     publishes nothing until "take over", and after it the other window is told in turn."""
-    from benchmarks.harness import wait_ready
+    from harness.server import wait_ready
     from mha_core.classroom.storage import Storage
 
     base, db_url = live_server
