@@ -8,10 +8,11 @@ fresh session (CPU slowed by Chrome DevTools' ``Emulation.setCPUThrottlingRate``
 control ``--moves`` times (after 2 untimed moves: both values computed once, as when a student goes back and forth)
 and times each move until the page is *settled*, by the same definition for both apps:
 
-- the script run the move started has ended (``stApp``'s ``data-test-script-state`` went away from and back to
-  ``notRunning``, the attribute Streamlit's own e2e suite waits on), and
-- nothing happened for ``--quiet`` ms: no DOM mutation anywhere in the document and no long task (> 50 ms of the
-  page's main thread: a canvas chart draws without touching the DOM) — the time is that of the last activity.
+- the server answered the move (a websocket message, or a change of ``stApp``'s ``data-test-script-state``, the
+  attribute Streamlit's own e2e suite waits on) and that attribute says ``notRunning``, and
+- nothing happened for ``--quiet`` ms: no DOM mutation anywhere in the document, no long task (> 50 ms of the
+  page's main thread: a canvas chart draws without touching the DOM), no websocket message — the time is that of
+  the last activity.
 
 Prints one table (case, app p50/p95, bare p95 of the same throttle, ratio of p95s) per throttle, and the cold start
 (server spawned → healthy → first page settled in a fresh browser, app and bare page). The ratio is what compares
@@ -44,38 +45,43 @@ BARE_APP = textwrap.dedent("""\
     st.write(h)
     """)
 
-# Installed in the page before each move: the time (epoch ms) of the last DOM mutation or long task, and whether a
-# script run has started (the script-state attribute changed).
-ARM = """() => {
-  const s = window.__speed || (window.__speed = {});
-  if (s.obs) { s.obs.disconnect(); s.perf.disconnect(); }
+# Installed in every page as it loads: the time (epoch ms) of the page's last activity — a DOM mutation, a long task
+# (> 50 ms of main thread: a canvas chart draws without touching the DOM) or a websocket message from the server —
+# and counts of script-state changes and of messages since the last ARM. The messages prove that the server answered
+# the move: when the browser is slow, React can apply "running" and "notRunning" in one render, and the attribute
+# never changes.
+INIT = """(() => {
   const now = () => performance.timeOrigin + performance.now();
-  s.last = now(); s.runs = 0;
-  const app = document.querySelector('[data-testid="stApp"]');
-  s.obs = new MutationObserver(ms => {
+  const s = window.__speed = {last: now(), runs: 0, msgs: 0};
+  const Ws = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Ws(...args);
+    ws.addEventListener('message', () => { s.msgs += 1; s.last = now(); });
+    return ws;
+  };
+  window.WebSocket.prototype = Ws.prototype;
+  for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) window.WebSocket[k] = Ws[k];
+  new MutationObserver(ms => {
     s.last = now();
-    for (const m of ms) if (m.target === app && m.attributeName === 'data-test-script-state') s.runs += 1;
-  });
-  s.obs.observe(document, {childList: true, subtree: true, attributes: true, characterData: true});
-  s.perf = new PerformanceObserver(list => {
+    for (const m of ms) if (m.attributeName === 'data-test-script-state') s.runs += 1;
+  }).observe(document, {childList: true, subtree: true, attributes: true, characterData: true});
+  new PerformanceObserver(list => {
     for (const e of list.getEntries()) s.last = Math.max(s.last, performance.timeOrigin + e.startTime + e.duration);
-  });
-  s.perf.observe({type: 'longtask'});
-}"""
-# The same, installed as the page loads (a cold start): the app's element does not exist yet.
-ARM_AT_LOAD = ARM.replace("const app = document.querySelector('[data-testid=\"stApp\"]');", "").replace(
-    "m.target === app", "m.target.dataset && m.target.dataset.testid === 'stApp'")
+  }).observe({type: 'longtask'});
+})()"""
+# Before a move: count afresh.
+ARM = """() => { const s = window.__speed;
+  s.last = performance.timeOrigin + performance.now(); s.runs = 0; s.msgs = 0; }"""
 # Resolves with the epoch ms of the last activity once settled (see the module's docstring), -1 after `timeout`.
 SETTLED = """async ([quiet, timeout]) => {
-  const s = window.__speed, app = document.querySelector('[data-testid="stApp"]');
-  const now = () => performance.timeOrigin + performance.now(), start = now();
+  const s = window.__speed, now = () => performance.timeOrigin + performance.now(), start = now();
   while (now() - start < timeout) {
     await new Promise(r => setTimeout(r, 20));
-    if (s.runs > 0 && app.getAttribute('data-test-script-state') === 'notRunning' && now() - s.last >= quiet) {
-      s.obs.disconnect(); s.perf.disconnect(); return s.last;
-    }
+    const app = document.querySelector('[data-testid="stApp"]');
+    if ((s.runs > 0 || s.msgs > 0) && app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && now() - s.last >= quiet) return s.last;
   }
-  s.obs.disconnect(); s.perf.disconnect(); return -1;
+  return -1;
 }"""
 
 
@@ -145,11 +151,13 @@ def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - 
         return lambda: button.click()
     if kind == "toggle":
         return lambda: page.locator(f".st-key-{arg} label").first.click()
-    if kind == "radio":
-        options = page.locator(f".st-key-{arg} label")
-        return lambda: options.nth(1 if i % 2 == 0 else 0).click()
+    if kind == "radio":  # the option after the one chosen at first, then back
+        options = page.locator(f".st-key-{arg} [data-testid=stRadioOption]")
+        checked = [options.nth(j).locator("input").is_checked() for j in range(options.count())]
+        first = checked.index(True) if i % 2 == 0 else (checked.index(True) - 1) % len(checked)
+        return lambda: options.nth((first + 1) % len(checked) if i % 2 == 0 else first).click()
     if kind == "select":
-        page.locator(f".st-key-{arg} [data-baseweb=select]").first.click()
+        page.locator(f".st-key-{arg} [role=combobox]").first.click()
         option = page.locator("[role=option]").nth(1 if i % 2 == 0 else 0)
         option.wait_for(state="visible")
         return lambda: option.click()
@@ -172,7 +180,7 @@ def _settle(page, quiet: int, timeout: int) -> float:  # noqa: ANN001 - a Playwr
 def open_case(browser, base: str, case: Case, throttle: float):  # noqa: ANN001, ANN201 - Playwright objects
     """A fresh session (context) on the case's page, CPU throttled, loaded and settled."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-    ctx.add_init_script("(" + ARM_AT_LOAD + ")()")
+    ctx.add_init_script(INIT)
     page = ctx.new_page()
     if throttle > 1:
         ctx.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
@@ -214,7 +222,7 @@ def cold_start(pw, quiet: int, script: Path | None = None, cwd: Path | None = No
     browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
     try:
         page = browser.new_page(locale="en-US", viewport={"width": 1280, "height": 900})
-        page.add_init_script("(" + ARM_AT_LOAD + ")()")
+        page.add_init_script(INIT)
         t0 = time.perf_counter()
         proc, base = start_server(script=script, cwd=cwd) if script else start_server()
         healthy = time.perf_counter()
