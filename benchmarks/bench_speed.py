@@ -43,6 +43,14 @@ BARE_APP = textwrap.dedent("""\
 
     h = st.slider("h", 1, 16, 4, key="h")
     st.write(h)
+    if st.query_params.get("chart"):  # the floor of a page with one chart: an 8 x 8 heatmap that follows h
+        cells = [{"row": r, "col": c, "value": ((r * 7 + c * 3 + h) % 11) / 10} for r in range(8) for c in range(8)]
+        st.vega_lite_chart({
+            "data": {"values": cells}, "mark": "rect", "width": "container", "height": 220,
+            "encoding": {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
+                         "color": {"field": "value", "type": "quantitative", "scale": {"domain": [0, 1]}},
+                         "tooltip": [{"field": "row"}, {"field": "col"}, {"field": "value", "format": ".3f"}]},
+            "usermeta": {"embedOptions": {"renderer": "canvas"}}, "config": {"aria": False}}, width="stretch")
     """)
 
 # Installed in every page as it loads: the time (epoch ms) of the page's last activity — a DOM mutation, a long task
@@ -112,6 +120,7 @@ def cases() -> list[Case]:
 
 
 BARE = Case("bare", "", "slider:h")
+CHART = Case("bare+chart", "?chart=1", "slider:h")  # the same bare page with one small chart: the floor of a chart
 
 
 @dataclass
@@ -285,6 +294,7 @@ def main() -> int:
     ap.add_argument("--throttle", nargs="*", type=float, default=[1.0, 6.0], help="CPU slowdowns (default 1 6)")
     ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
+    ap.add_argument("--floor", action="store_true", help="also time the bare page with one small chart")
     ap.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
     a = ap.parse_args()
     chosen = [c for c in cases() if c.name in a.pages]
@@ -313,6 +323,8 @@ def main() -> int:
                     print(f"  {case.name} at {throttle:g}x: p95 {results[-1].p95:.0f} ms {results[-1].error}",
                           file=sys.stderr, flush=True)
                 second = measure(browser, bare_base, BARE, throttle, half, a.quiet)
+                if a.floor:
+                    results.append(measure(browser, bare_base, CHART, throttle, a.moves, a.quiet))
                 bare[throttle] = Result("bare", throttle, first.ms + second.ms, first.busy + second.busy,
                                         first.error or second.error)
         finally:
