@@ -295,7 +295,7 @@ def main() -> int:
     ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
     ap.add_argument("--floor", action="store_true", help="also time the bare page with one small chart")
-    ap.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")
     a = ap.parse_args()
     chosen = [c for c in cases() if c.name in a.pages]
     t_start = time.perf_counter()
@@ -334,15 +334,19 @@ def main() -> int:
     load_after = os.getloadavg()
     failed = [r for r in [*results, *bare.values()] if r.error or not r.ms]
     if a.json:
-        print(json.dumps({
+        text = json.dumps({
             "moves": a.moves, "quiet_ms": a.quiet, "load_average_before": load_before, "load_average_after": load_after,
             "cores": os.cpu_count(), "cold_start": cold, "seconds": round(time.perf_counter() - t_start, 1),
             "bare": {str(k): {**asdict(v), "p50": v.p50, "p95": v.p95} for k, v in bare.items()},
             "cases": [{**asdict(r), "p50": r.p50, "p95": r.p95,
                        "ratio": r.p95 / bare[r.throttle].p95 if r.ms and bare[r.throttle].ms else None}
                       for r in results],
-        }, indent=1))
-    else:
+        }, indent=1)
+        if a.json == "-":
+            print(text)
+        else:
+            Path(a.json).write_text(text + "\n", encoding="utf-8")
+    if a.json != "-":
         print(f"{len(chosen)} cases x {a.moves} moves; quiet window {a.quiet} ms; {os.cpu_count()} cores; "
               f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
               f"{time.perf_counter() - t_start:.0f} s")
