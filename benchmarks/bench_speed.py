@@ -51,6 +51,8 @@ BARE_APP = textwrap.dedent("""\
                          "color": {"field": "value", "type": "quantitative", "scale": {"domain": [0, 1]}},
                          "tooltip": [{"field": "row"}, {"field": "col"}, {"field": "value", "format": ".3f"}]},
             "usermeta": {"embedOptions": {"renderer": "canvas"}}, "config": {"aria": False}}, width="stretch")
+    for i in range(int(st.query_params.get("elements", 0))):  # the floor of a page's size: unchanged paragraphs
+        st.markdown(f"**Paragraph {i}.** The same text on every run, as most of a lesson page is.")
     """)
 
 # Installed in every page as it loads: the time (epoch ms) of the page's last activity — a DOM mutation, a long task
@@ -121,6 +123,7 @@ def cases() -> list[Case]:
 
 BARE = Case("bare", "", "slider:h")
 CHART = Case("bare+chart", "?chart=1", "slider:h")  # the same bare page with one small chart: the floor of a chart
+TEXTS = Case("bare+60md", "?elements=60", "slider:h")  # ... with 60 unchanged paragraphs: the floor of a page's size
 
 
 @dataclass
@@ -294,7 +297,8 @@ def main() -> int:
     ap.add_argument("--throttle", nargs="*", type=float, default=[1.0, 6.0], help="CPU slowdowns (default 1 6)")
     ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
-    ap.add_argument("--floor", action="store_true", help="also time the bare page with one small chart")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the bare page with one chart, and with 60 unchanged paragraphs")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")
     a = ap.parse_args()
     chosen = [c for c in cases() if c.name in a.pages]
@@ -324,7 +328,7 @@ def main() -> int:
                           file=sys.stderr, flush=True)
                 second = measure(browser, bare_base, BARE, throttle, half, a.quiet)
                 if a.floor:
-                    results.append(measure(browser, bare_base, CHART, throttle, a.moves, a.quiet))
+                    results += [measure(browser, bare_base, c, throttle, a.moves, a.quiet) for c in (CHART, TEXTS)]
                 bare[throttle] = Result("bare", throttle, first.ms + second.ms, first.busy + second.busy,
                                         first.error or second.error)
         finally:
