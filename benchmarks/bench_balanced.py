@@ -24,7 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.cluster import (
+from benchmarks.harness import pause, percentile
+from harness.cluster import (
     Student,
     free_port,
     route_of,
@@ -33,7 +34,6 @@ from benchmarks.cluster import (
     stop_balancer,
     stop_replicas,
 )
-from benchmarks.harness import pause, percentile
 
 PAGES = ("overview", "split", "attend", "concat", "why", "myths")
 PORTS = (18050, 18099)

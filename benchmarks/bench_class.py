@@ -2,7 +2,7 @@
 websocket protocol (what each student's browser sends), each opening pages and moving the h slider.
 
 In a real class every student's browser renders on its own device; 20 Chromium renderers on this
-server's 2 cores would measure the renderers, not the server (bench_browser.py's class mode does that:
+server's 2 cores would measure the renderers, not the server (bench_browser.py does that:
 ~0.4 s of renderer CPU per move against ~25 ms of server CPU). So most students here speak the protocol,
 and ``--browsers`` of them are real headless Chromium pages, timed from slider release to the updated
 page, as a student under the class's load sees it.

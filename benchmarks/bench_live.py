@@ -55,7 +55,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.cluster import (
+from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, READY, percentile, rss_mib
+from harness.cluster import (
     ROUTE_COOKIE,
     free_port,
     replica_log,
@@ -65,8 +66,7 @@ from benchmarks.cluster import (
     stop_balancer,
     stop_replicas,
 )
-from benchmarks.cluster import Student as ClusterStudent
-from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, READY, percentile, rss_mib
+from harness.cluster import Student as ClusterStudent
 from mha_core.classroom.storage import Storage
 from mha_core.i18n import translate
 from mha_core.lesson import LiveState, VoteState, default_plan, snapshot, vote_key

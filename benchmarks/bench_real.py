@@ -8,7 +8,7 @@ Prints medians and p95 (and the machine's load average, since these boxes are sh
 tests. With --browser: in headless Chromium, the time from pressing Enter on a new sentence of n pieces to the
 settled page (server run, transfer, and every chart drawn), a new sentence each time (nothing cached) and the same
 sentence again (cached). With --class 1,10,30: a class on the page, for each size a fresh server and that many
-websocket sessions at once (benchmarks.cluster.Student), each typing its own distinct 128-piece sentence: p50/p95
+websocket sessions at once (harness.cluster.Student), each typing its own distinct 128-piece sentence: p50/p95
 of the time to the finished page, the server's RSS at start, peak and after everyone left, and how many pages
 differ from the same sentence's page computed alone (every element but spinners, byte for byte).
 Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3] [--lengths 32 64 128] [--long-only] [--browser]
@@ -244,7 +244,7 @@ def _digest_pages() -> None:
 
 async def _open_and_type(base: str, sentence: str) -> tuple[list, float, list[str]]:
     """One student: open the real page, type the sentence; (result digests, seconds for the sentence, exceptions)."""
-    from benchmarks.cluster import Student
+    from harness.cluster import Student
 
     s = Student(base, "none", {"lang": "en"})
     await s.connect()
@@ -260,8 +260,8 @@ def _server_for_class() -> tuple:
     """A fresh server, warmed by one session on the default sentence; (process, base URL, its RSS in MiB)."""
     import asyncio
 
-    from benchmarks.cluster import Student
     from benchmarks.harness import rss_mib
+    from harness.cluster import Student
 
     proc, base = start_server(timeout=180)
 

@@ -1,29 +1,25 @@
-"""Start the app as a user would (`streamlit run app.py`) on a free port and wait until healthy; timing helpers.
-
-The benchmarks' own copy: the tests keep theirs in tests/servers.py (tests never import the benchmarks package).
-"""
+"""The benchmarks' timing helpers; starting the app and waiting for a page come from harness/server.py, which the
+tests use too (the tests never import the benchmarks package)."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
-READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+# the server and browser basics are shared with the tests (harness/server.py); the benchmarks take them from here
+from harness.server import (  # noqa: F401 - re-exported
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    PAGE_TEXT,
+    READY,
+    ROOT,
+    TEXT,
+    free_port,
+    start_server,
+    stop_server,
+    wait_ready,
+)
 
-# the page's text (main and sidebar) without the slider widgets, whose value labels change on the client at once
-TEXT = """const text = () => ['stMain', 'stSidebar'].map(id => {
-  const m = document.querySelector(`[data-testid="${id}"]`).cloneNode(true);
-  m.querySelectorAll('[data-testid="stSlider"]').forEach(e => e.remove()); return m.innerText; }).join('\\n');"""
-PAGE_TEXT = "() => { " + TEXT + " return text(); }"
 # For timing: the epoch ms of the page's *last* change once the script has stopped and the page has been quiet
 # for `quiet` ms (-1 on timeout). Under load the browser renders a run's elements well after the script-state
 # attribute says "notRunning", so "first change" can be a late element of the previous run, not this move's.
@@ -44,60 +40,6 @@ SETTLED = ("async ([before, quiet, timeout]) => { " + TEXT + """
     }
     return -1;
   } finally { obs.disconnect(); } }""")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(timeout: float = 60.0, port: int | None = None) -> tuple[subprocess.Popen, str]:
-    """(process, base URL) of a fresh server (on ``port``, else a free one); raises RuntimeError with its output
-    if it never gets healthy."""
-    port = port or free_port()
-    with socket.socket() as s:  # a taken port (a server left by an interrupted run) would answer the probe below
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError as err:
-            raise RuntimeError(f"port {port} is taken by another process") from err
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.address", "127.0.0.1"],
-        cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            break
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                if r.read().decode().strip() == "ok" and proc.poll() is None:
-                    return proc, base
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("the app did not become healthy:\n" + proc.stdout.read().decode(errors="replace"))
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
-def wait_ready(page, timeout_ms: int = 60_000, settle_ms: int = 250) -> None:
-    """As Streamlit's own e2e suite: the app exists and its script has stopped running — and stays
-    stopped for ``settle_ms`` (a rerun, e.g. a cold start's, can follow right after), with a title drawn."""
-    page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
-    while True:
-        page.wait_for_selector(READY, timeout=timeout_ms)
-        page.wait_for_timeout(settle_ms)
-        if page.locator(READY).count() == 1:
-            return
 
 
 def settled_ms(page, before: str, pressed_epoch_s: float, quiet_ms: int = 400, timeout_ms: int = 60_000) -> float:

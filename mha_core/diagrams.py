@@ -1,7 +1,6 @@
-"""The pipeline diagram as Graphviz DOT text: a pure function of the shapes, redrawn for every h.
-
-Streamlit renders DOT in the browser (bundled, no network) as an SVG that scales to a phone. For a download the
-same boxes are laid out here in Python as an SVG file (``pipeline_svg``): no Graphviz binary on the server.
+"""Diagrams as pure functions of the shapes: the pipeline laid out here in Python as an SVG document (no Graphviz
+binary on the server, no layout engine in the browser: the overview shows it as an image and offers it as a
+download), and the concept map as Graphviz DOT text, which Streamlit renders in the browser.
 """
 
 from __future__ import annotations
@@ -29,38 +28,6 @@ def drawn_heads(n_heads: int) -> list[int | None]:
     if n_heads <= MAX_DRAWN_HEADS:
         return list(range(n_heads))
     return [0, 1, 2, None, n_heads - 2, n_heads - 1]
-
-
-def pipeline_dot(
-    n_heads: int, n: int, d_model: int, d_head: int, head_names: Sequence[str], labels: Mapping[str, str],
-) -> str:
-    """X → h heads (n × d_head each) → Concat → × W^O → output; ``labels`` holds the translated
-    captions "input", "head", "concat", "wo", "output" ("head" takes {i})."""
-    width = n_heads * d_head
-    lines = [
-        "digraph MHA {",
-        '  rankdir=LR; bgcolor="transparent"; nodesep=0.15; ranksep=0.35;',
-        '  node [shape=box, style="rounded,filled", fontname="Noto Sans CJK SC, sans-serif", fontsize=12,'
-        ' fillcolor="#F1F4F8", color="#555555"];',
-        '  edge [color="#555555", arrowsize=0.7];',
-        _node("X", labels["input"], f"X  {n} × {d_model}"),
-        _node("C", labels["concat"], f"{n} × {width}"),
-        _node("O", labels["wo"], f"× W^O  {width} × {d_model}"),
-        _node("Y", labels["output"], f"{n} × {d_model}"),
-    ]
-    for i in drawn_heads(n_heads):
-        if i is None:
-            lines.append('  hmore [label="⋯", shape=plaintext, style=""];')
-            lines.append('  X -> hmore [style=dotted]; hmore -> C [style=dotted];')
-            continue
-        colour = head_colour(i)
-        text = labels["head"].format(i=i) + f"  {n} × {d_head}"
-        if i < len(head_names):
-            text += "\n" + head_names[i]
-        lines.append(f'  h{i} [label={_quote(text)}, color="{colour}", fillcolor="{colour}22", penwidth=1.6];')
-        lines.append(f'  X -> h{i} [color="{colour}"]; h{i} -> C [color="{colour}"];')
-    lines += ["  C -> O -> Y;", "}"]
-    return "\n".join(lines)
 
 
 def relations_dot(nodes: Mapping[str, str], centre: str, edges: Sequence[tuple[str, str, str]]) -> str:
@@ -132,8 +99,9 @@ def pipeline_svg(
     n_heads: int, n: int, d_model: int, d_head: int, head_names: Sequence[str], labels: Mapping[str, str],
     title: str = "",
 ) -> str:
-    """The pipeline of ``pipeline_dot`` (same boxes, captions, live shapes and head colours) as a standalone SVG
-    document: X on the left, one box per drawn head stacked in the middle, Concat → × W^O → output on the right."""
+    """X → h heads (n × d_head each) → Concat → × W^O → output as a standalone SVG document, for the page and for
+    its download: X on the left, one box per drawn head stacked in the middle, Concat → × W^O → output on the
+    right. ``labels`` holds the translated captions "input", "head", "concat", "wo", "output" ("head" takes {i})."""
     width = n_heads * d_head
     x = _Box((labels["input"], f"X  {n} × {d_model}"))
     tail = [_Box((labels["concat"], f"{n} × {width}")), _Box((labels["wo"], f"× W^O  {width} × {d_model}")),

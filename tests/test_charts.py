@@ -43,6 +43,16 @@ def test_every_builder_makes_a_valid_vega_lite_spec(name):
     assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
 
 
+@pytest.mark.parametrize("name", list(_builders()))
+def test_every_chart_is_drawn_on_a_canvas_without_a_label_per_mark(name):
+    """SVG (vega-embed's default below 2,000 marks) makes a DOM element per mark, and Vega-Lite's per-mark ARIA
+    description is a per-datum expression in Streamlit's slow CSP-safe interpreter: both cost every slider move."""
+    spec, _ = base.spec_and_data(_builders()[name])
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
+    assert spec["config"]["aria"] is False
+    assert "usermeta" not in _builders()[name].to_dict(validate=True)  # the builders stay pure Vega-Lite for exports
+
+
 def test_construction_time_validation_is_off_but_to_dict_still_validates():
     from altair.utils import schemapi
 

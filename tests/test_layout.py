@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted([*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").glob("*.py")])
+SOURCES = sorted([*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").glob("*.py"),
+                  *(ROOT / "harness").glob("*.py")])
 
 
 def _tree(path: Path) -> ast.Module:
@@ -55,17 +56,26 @@ def test_pyproject_packages_the_core_and_the_benchmarks():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert meta["project"]["name"] == "mha-lab" and meta["project"]["requires-python"] == ">=3.11"
     assert meta["build-system"]["build-backend"] == "setuptools.build_meta"
-    assert set(meta["tool"]["setuptools"]["packages"]["find"]["include"]) >= {"mha_core*", "benchmarks*"}
-    assert (ROOT / "benchmarks" / "__init__.py").exists()
+    assert set(meta["tool"]["setuptools"]["packages"]["find"]["include"]) >= {"mha_core*", "benchmarks*", "harness*"}
+    assert (ROOT / "benchmarks" / "__init__.py").exists() and (ROOT / "harness" / "__init__.py").exists()
 
 
 def test_the_installed_package_imports_from_any_directory(tmp_path):
     """After the README's test command (pip install --no-deps -e .): the core, its assets and the benchmark harness
     load in a folder that is not the checkout, from this checkout."""
-    code = ("import mha_core, benchmarks.harness; from mha_core.i18n import catalog; "
+    code = ("import mha_core, benchmarks.harness, harness.server; from mha_core.i18n import catalog; "
             "print(mha_core.__file__); print(benchmarks.harness.ROOT); print(len(catalog('en')) > 0)")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, f"not installed? run: pip install --no-deps -e .\n{out.stderr}"
     core, harness_root, catalog_loaded = out.stdout.split()
     assert Path(core) == ROOT / "mha_core" / "__init__.py", f"mha_core is imported from another checkout: {core}"
     assert Path(harness_root) == ROOT and catalog_loaded == "True"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_tests_do_not_import_the_benchmarks(path):
+    """What tests and benchmarks share (starting a server, a websocket student) lives in harness/, not benchmarks/."""
+    tree = _tree(path)
+    names = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
+    names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in names if m.split(".")[0] == "benchmarks"], f"{path.name} imports the benchmarks package"

@@ -144,3 +144,11 @@ def test_each_chart_is_a_fresh_spec_a_change_to_one_never_reaches_the_next():
     first["layer"][1]["encoding"]["opacity"]["scale"]["range"] = [0, 0]
     again = _chart(_weights())
     assert again["params"] and again["layer"][1]["encoding"]["opacity"]["scale"]["range"] == [0, 1]
+
+
+def test_on_the_page_the_lines_are_drawn_on_a_canvas_without_a_label_per_line():
+    from mha_core.charts.base import spec_and_data
+
+    spec, data = spec_and_data(_chart(_weights()))
+    assert data is None and spec["datasets"][lines.LINES]  # its rows travel inside the spec
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas" and spec["config"]["aria"] is False

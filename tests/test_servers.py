@@ -12,7 +12,8 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-import servers
+
+from harness import server as servers
 
 
 class _Healthy(http.server.BaseHTTPRequestHandler):

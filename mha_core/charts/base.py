@@ -128,15 +128,28 @@ def spec_and_data(chart: alt.TopLevelMixin | dict) -> tuple[dict, pd.DataFrame |
     ``.facet()``, whose panels would be drawn empty.) A builder may also return a finished spec (a dict) whose
     data sets are inline, as ``lines.token_lines`` does."""
     if isinstance(chart, dict):
-        return chart, None
+        return for_browser(chart), None
     if isinstance(chart, alt.Chart) and isinstance(chart.data, pd.DataFrame):
         bare = chart.copy(deep=False)
         bare.data = alt.Undefined
         spec = bare.to_dict(validate=False)
         spec.pop("data", None)       # Altair's empty placeholder; Streamlit attaches the frame
         spec.pop("datasets", None)
-        return spec, chart.data
-    return chart.to_dict(validate=False), None
+        return for_browser(spec), chart.data
+    return for_browser(chart.to_dict(validate=False)), None
+
+
+def for_browser(spec: dict) -> dict:
+    """Draw on a canvas, without an ARIA label per mark: the browser's cost of a chart, not what it shows.
+
+    vega-embed's default renderer is SVG (one DOM element per mark, restyled on every redraw; Streamlit switches to
+    canvas only above 2,000 marks), and Vega-Lite's default gives every mark a ``description`` ("row: …; value: …")
+    computed per datum by Vega's CSP-safe expression interpreter, which Streamlit runs. Tooltips work the same on a
+    canvas; screen readers get the numbers from the table view (sidebar switch), not from hundreds of cell labels.
+    """
+    spec["usermeta"] = {**spec.get("usermeta", {}), "embedOptions": {"renderer": "canvas"}}
+    spec["config"] = {**spec.get("config", {}), "aria": False}
+    return spec
 
 
 def as_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -104,25 +104,15 @@ def heads_grid(wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: b
           export=chart_downloads.heads(mats, titles, labels, labels, value_title, name))
 
 
-def diagram(dot: str, key: str, svg: Callable[[], str] | None = None) -> None:
-    """Graphviz DOT, drawn afresh whenever it changes; with ``svg`` (the same diagram as an SVG document, built
-    on click) a download button under it.
+def svg_diagram(svg: str, key: str) -> None:
+    """A diagram drawn on the server as an SVG document, shown as an image, with a download button of the same file.
 
-    Streamlit keeps one d3-graphviz instance per element position and morphs the old drawing into the new
-    one, path by path, which costs the browser far more than drawing afresh (slow phones most). Moving the
-    chart between two positions of its own container whenever ``dot`` changes makes each new drawing a fresh
-    one; an unchanged ``dot`` stays where it is and is not redrawn.
+    The browser only decodes an image: no layout engine runs there (Streamlit's graphviz chart loads Graphviz as
+    WebAssembly, lays the graph out on every change and morphs the old drawing into the new one, which cost a
+    slider move on the overview several times the floor of a bare page, most on slow phones).
     """
-    memo = f"_diagram_{key}"
-    last, flipped = st.session_state.get(memo, (None, False))
-    flipped = flipped != (dot != last)
-    st.session_state[memo] = (dot, flipped)
-    with st.container():
-        if flipped:
-            st.empty()  # draws nothing; shifts the chart to the other position
-        st.graphviz_chart(dot, width="stretch")
-    if svg is not None:
-        chart_downloads.diagram_button(key, svg, name=key)
+    st.image(svg, width="content")
+    chart_downloads.diagram_button(key, functools.partial(str, svg), name=key)
 
 
 def table(columns: dict[str, Sequence], decimals: int = 3) -> None:

@@ -9,7 +9,7 @@ CODE = re.compile(r"^[A-Z2-9]{4}-[A-Z2-9]{4}$")  # a join code as the teacher's 
 
 def teacher_opens_a_class(teacher, url: str, password: str) -> str:  # noqa: ANN001 - a Playwright page
     """Open ``url`` (the class page), switch to the teacher's view, log in, open a new class; its code (no dash)."""
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     teacher.goto(url)
     wait_ready(teacher)

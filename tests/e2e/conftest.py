@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
+
+from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"

@@ -16,7 +16,7 @@ FOLLOW_MS = 30_000     # generous: a following student polls every second (live.
 def serve(tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: ANN001 - pytest's TempPathFactory
     """For a test module's ``live_server`` fixture: (base URL, database URL) of a server of its own with a fresh
     SQLite file and a teacher password, stopped after the module."""
-    from servers import free_port, start_server, stop_server
+    from harness.server import free_port, start_server, stop_server
 
     db_url = f"sqlite:///{tmp_path_factory.mktemp('livedb') / 'live.sqlite3'}"
     saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD")}
@@ -38,7 +38,7 @@ def serve(tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: ANN001 - pyte
 
 def click(page, selector: str) -> None:
     """Click the button inside a keyed container and wait until the run it starts is over."""
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     page.locator(f"{selector} button").first.click()
     wait_ready(page)
@@ -86,7 +86,7 @@ VOTE_BOX = '[class*="st-key-live_vote_"]'
 
 def vote(page, option: int) -> None:
     """A student picks an option in the open vote and sends it; the box then says the vote is in."""
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     box = page.locator(VOTE_BOX).first
     radio = box.locator('[data-testid="stRadio"] input[type="radio"]').nth(option)

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _goto(page, server: str, key: str, query: str = "") -> None:
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     page.goto(f"{server}/{'' if key == 'overview' else key}{query}")
     wait_ready(page)
@@ -45,7 +45,7 @@ def _tab_to(page, selector: str, limit: int = 80) -> None:
 
 def _press(page, key: str) -> None:
     """Press a key and wait until the rerun it caused has finished (and stayed finished for 100 ms)."""
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     page.keyboard.press(key)
     wait_ready(page, settle_ms=100)
@@ -54,8 +54,7 @@ def _press(page, key: str) -> None:
 def test_the_whole_quiz_by_keyboard_alone(browser, server):
     """One question at a time, as a student without a mouse: Tab / Shift+Tab to each control, arrows / Space /
     typing / Enter to answer, Enter on Check and Next; every answer right at the end, axe-core clean on the result."""
-    from servers import wait_ready
-
+    from harness.server import wait_ready
     from mha_core.quiz import load_questions
     from mha_core.quiz.model import Kind
     from mha_core.quiz.progress_store import new_student_id, student_seed

@@ -18,7 +18,7 @@ PASSWORD = "e2e-teacher"
 @pytest.fixture(scope="module")
 def class_server(browser, tmp_path_factory) -> Iterator[str]:  # noqa: ARG001 - browser: checks Chromium first
     """A server of its own: a fresh SQLite file and a teacher password in its environment."""
-    from servers import start_server, stop_server
+    from harness.server import start_server, stop_server
 
     db = tmp_path_factory.mktemp("classdb") / "class.sqlite3"
     saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD")}
@@ -41,7 +41,7 @@ def _metric(page, label: str) -> str:
 
 
 def test_teacher_sees_two_students_answers_live(browser, class_server, shots):
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     teacher_ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
     teacher = teacher_ctx.new_page()
@@ -84,7 +84,7 @@ def test_teacher_sees_two_students_answers_live(browser, class_server, shots):
 @pytest.fixture(scope="module")
 def guarded_server(tmp_path_factory) -> Iterator[tuple[str, str]]:
     """(base URL, database URL) of a server of its own with the default join limits."""
-    from servers import start_server, stop_server
+    from harness.server import start_server, stop_server
 
     db = f"sqlite:///{tmp_path_factory.mktemp('joindb') / 'class.sqlite3'}"
     saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD", "MHA_JOIN_LIMITS")}
@@ -113,7 +113,7 @@ def test_a_script_cannot_stuff_the_class(guarded_server):
     import concurrent.futures
     import time
 
-    from benchmarks.cluster import Student
+    from harness.cluster import Student
     from mha_core.classroom import JoinLimits, Storage
     from mha_core.i18n import translate
     from mha_core.quiz.progress_store import new_student_id

@@ -11,8 +11,8 @@ Each page must be drawn once, inside the frame (sidebar language switch), with n
 from __future__ import annotations
 
 import pytest
-from servers import start_server, stop_server, wait_ready
 
+from harness.server import start_server, stop_server, wait_ready
 from mha_core.i18n import LANGS, translate
 
 pytestmark = pytest.mark.e2e

@@ -49,7 +49,7 @@ class Deployment:
 
 @pytest.fixture(scope="module")
 def deployment(browser, tmp_path_factory) -> Iterator[Deployment]:  # noqa: ARG001 - browser: Chromium checked first
-    from benchmarks.cluster import (
+    from harness.cluster import (
         NGINX,
         free_port,
         replica_log,
@@ -111,7 +111,7 @@ async def _gather(*coros, return_exceptions: bool = False) -> list:  # noqa: ANN
 
 def _routes(bal, wanted: dict[str, int]) -> dict[str, list[str]]:  # noqa: ANN001 - cluster.Balancer
     """Random route cookies until each replica address has as many as wanted (the balancer decides, we ask it)."""
-    from benchmarks.cluster import route_of
+    from harness.cluster import route_of
 
     got: dict[str, list[str]] = {addr: [] for addr in wanted}
     for _ in range(400):
@@ -203,8 +203,7 @@ def _metric(page, label: str) -> str:
 
 
 def _click_single(page, q, right: bool) -> tuple[str, bool]:  # noqa: ANN001 - Page, Question
-    from servers import wait_ready
-
+    from harness.server import wait_ready
     from mha_core.quiz.grading import grade
     from mha_core.ui.quiz import answer_key, button_key
 
@@ -224,7 +223,8 @@ def _redrawn_after_reconnect(page, shots: Path) -> None:  # noqa: ANN001 - Page
     it. What this test checks is the class's data across the failover, so such a page is recorded (a screenshot,
     its text and states, a warning in the report) and reloaded, as a student would; the data checks stay strict."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from servers import wait_ready
+
+    from harness.server import wait_ready
 
     try:
         wait_ready(page)
@@ -242,10 +242,10 @@ def _redrawn_after_reconnect(page, shots: Path) -> None:  # noqa: ANN001 - Page
 
 def test_a_class_survives_losing_a_replica(browser, deployment, shots):
 
-    from servers import wait_ready
     from sqlalchemy import select
 
-    from benchmarks.cluster import ROUTE_COOKIE, Student
+    from harness.cluster import ROUTE_COOKIE, Student
+    from harness.server import wait_ready
     from mha_core.classroom import Storage
     from mha_core.classroom.schema import answers, students
     from mha_core.quiz.progress_store import new_student_id

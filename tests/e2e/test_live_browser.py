@@ -28,8 +28,7 @@ def live_server(browser, tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa
 
 
 def test_students_follow_vote_and_come_back(browser, live_server, shots):
-    from servers import wait_ready
-
+    from harness.server import wait_ready
     from mha_core.classroom.storage import Storage
     from mha_core.lesson import shift
 
@@ -157,7 +156,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
 def test_a_second_presenter_window_is_told_at_once_and_takes_over(browser, live_server, shots):
     """Two presenter windows: the one that did not move learns it from its own once-a-second clock (no click),
     publishes nothing until "take over", and after it the other window is told in turn."""
-    from benchmarks.harness import wait_ready
+    from harness.server import wait_ready
     from mha_core.classroom.storage import Storage
     from mha_core.lesson.store import read_live
 

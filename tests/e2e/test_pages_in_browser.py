@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 from a11y import allow_list, axe_violations, need_axe, tab_walk
-from servers import PAGE_TEXT, wait_changed, wait_ready
 
+from harness.server import PAGE_TEXT, wait_changed, wait_ready
 from mha_core.i18n import LANGS, translate
 from mha_core.ui.nav import PAGES as REGISTERED
 

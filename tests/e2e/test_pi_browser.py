@@ -53,7 +53,7 @@ def _wait_text(page, selector: str, text: str) -> None:
 
 
 def test_a_teacher_and_three_students_run_one_full_cycle(browser, live_server, shots):
-    from servers import wait_ready
+    from harness.server import wait_ready
 
     base, db_url = live_server
     teacher_ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")

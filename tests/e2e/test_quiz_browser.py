@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from servers import wait_ready
 
+from harness.server import wait_ready
 from mha_core.i18n import LANGS, translate
 from mha_core.quiz import load_questions
 from mha_core.quiz.model import Kind

@@ -1,8 +1,8 @@
-"""The app as a user starts it (`streamlit run app.py`) on a local port, for the tests that need a real server.
+"""The app as a user starts it (`streamlit run app.py`) on a local port, for the tests and benchmarks that need a
+real server (both import it from here: the tests never import the benchmarks package).
 
-The tests own this module (they never import the benchmarks package). A server counts as started only when the
-process this module launched is alive and is the one listening on the port: a server left by an interrupted run
-answers the health probe too, and the tests would then drive it.
+A server counts as started only when the process this module launched is alive and is the one listening on the
+port: a server left by an interrupted run answers the health probe too, and the tests would then drive it.
 """
 
 from __future__ import annotations
@@ -102,16 +102,18 @@ def _healthy(base: str) -> bool:
         return False
 
 
-def start_server(timeout: float = 90.0, port: int | None = None) -> tuple[subprocess.Popen, str]:
-    """(process, base URL) of a fresh server on ``port`` (else a free one). Raises PortTaken if another process
-    holds the port, RuntimeError with the server's output if it never gets healthy or is not the one answering."""
+def start_server(timeout: float = 90.0, port: int | None = None, script: Path | str = "app.py",
+                 cwd: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """(process, base URL) of a fresh server of ``script`` (run in ``cwd``; the app by default) on ``port`` (else a
+    free one). Raises PortTaken if another process holds the port, RuntimeError with the server's output if it
+    never gets healthy or is not the one answering."""
     port = port or free_port()
     if not port_is_free(port):
         raise PortTaken(f"port {port} is taken by another process (a server left by an earlier run?)")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1"],
-        cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout

@@ -1,0 +1,367 @@
+"""Speed of thought: every page's control, move → page settled, against a bare Streamlit page in the same run.
+
+    python -m benchmarks.bench_speed [--pages overview split ...] [--moves 10] [--throttle 1 6] [--json]
+
+Starts two servers with the installed Streamlit: the app (``streamlit run app.py``) and a bare page (one
+``st.slider`` and one ``st.write``: the floor no Streamlit page can beat). A headless Chromium opens each case in a
+fresh session (CPU slowed by Chrome DevTools' ``Emulation.setCPUThrottlingRate`` at 6x: a slow phone), moves its
+control ``--moves`` times (after 2 untimed moves: both values computed once, as when a student goes back and forth)
+and times each move until the page is *settled*, by the same definition for both apps:
+
+- the server answered the move (a websocket message, or a change of ``stApp``'s ``data-test-script-state``, the
+  attribute Streamlit's own e2e suite waits on) and that attribute says ``notRunning``, and
+- nothing happened for ``--quiet`` ms: no DOM mutation anywhere in the document, no long task (> 50 ms of the
+  page's main thread: a canvas chart draws without touching the DOM), no websocket message — the time is that of
+  the last activity.
+
+Prints one table (case, app p50/p95, bare p95 of the same throttle, ratio of p95s) per throttle, and the cold start
+(server spawned → healthy → first page settled in a fresh browser, app and bare page). The ratio is what compares
+across machines and loads: both pages are measured in the same run on the same box. Exits 1 if any case could not
+be measured (a move never settled, an exception on the page), never skipping one silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from benchmarks.harness import percentile
+from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
+from mha_core.i18n import translate
+
+BARE_APP = textwrap.dedent("""\
+    import streamlit as st
+
+    h = st.slider("h", 1, 16, 4, key="h")
+    st.write(h)
+    if st.query_params.get("chart"):  # the floor of a page with one chart: an 8 x 8 heatmap that follows h
+        cells = [{"row": r, "col": c, "value": ((r * 7 + c * 3 + h) % 11) / 10} for r in range(8) for c in range(8)]
+        st.vega_lite_chart({
+            "data": {"values": cells}, "mark": "rect", "width": "container", "height": 220,
+            "encoding": {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
+                         "color": {"field": "value", "type": "quantitative", "scale": {"domain": [0, 1]}},
+                         "tooltip": [{"field": "row"}, {"field": "col"}, {"field": "value", "format": ".3f"}]},
+            "usermeta": {"embedOptions": {"renderer": "canvas"}}, "config": {"aria": False}}, width="stretch")
+    for i in range(int(st.query_params.get("elements", 0))):  # the floor of a page's size: unchanged paragraphs
+        st.markdown(f"**Paragraph {i}.** The same text on every run, as most of a lesson page is.")
+    """)
+
+# Installed in every page as it loads: the time (epoch ms) of the page's last activity — a DOM mutation, a long task
+# (> 50 ms of main thread: a canvas chart draws without touching the DOM) or a websocket message from the server —
+# and counts of script-state changes and of messages since the last ARM. The messages prove that the server answered
+# the move: when the browser is slow, React can apply "running" and "notRunning" in one render, and the attribute
+# never changes.
+INIT = """(() => {
+  const now = () => performance.timeOrigin + performance.now();
+  const s = window.__speed = {last: now(), runs: 0, msgs: 0};
+  const Ws = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Ws(...args);
+    ws.addEventListener('message', () => { s.msgs += 1; s.last = now(); });
+    return ws;
+  };
+  window.WebSocket.prototype = Ws.prototype;
+  for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) window.WebSocket[k] = Ws[k];
+  new MutationObserver(ms => {
+    s.last = now();
+    for (const m of ms) if (m.attributeName === 'data-test-script-state') s.runs += 1;
+  }).observe(document, {childList: true, subtree: true, attributes: true, characterData: true});
+  new PerformanceObserver(list => {
+    for (const e of list.getEntries()) s.last = Math.max(s.last, performance.timeOrigin + e.startTime + e.duration);
+  }).observe({type: 'longtask'});
+})()"""
+# Before a move: count afresh.
+ARM = """() => { const s = window.__speed;
+  s.last = performance.timeOrigin + performance.now(); s.runs = 0; s.msgs = 0; }"""
+# Resolves with the epoch ms of the last activity once settled (see the module's docstring), -1 after `timeout`.
+SETTLED = """async ([quiet, timeout]) => {
+  const s = window.__speed, now = () => performance.timeOrigin + performance.now(), start = now();
+  while (now() - start < timeout) {
+    await new Promise(r => setTimeout(r, 20));
+    const app = document.querySelector('[data-testid="stApp"]');
+    if ((s.runs > 0 || s.msgs > 0) && app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && now() - s.last >= quiet) return s.last;
+  }
+  return -1;
+}"""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One control on one page: how to open it and how to move it (``move(page, i)`` does the i-th move)."""
+
+    name: str
+    path: str                 # URL path and query after the base
+    control: str              # "slider:<key>", "click:<text>", "toggle:<key>", "select:<key>", "radio:<key>",
+    reset: str | None = None  # "text:<key>"; a button to press (untimed) when the control is disabled
+
+
+def cases() -> list[Case]:
+    """Every page's main control, the attend page's mask and head, the sentence, and a generation step."""
+    pipeline = [Case(p, f"{'' if p == 'overview' else p}?fixed=0", "slider:h")
+                for p in ("overview", "prereq", "split", "attend", "concat", "why", "myths")]
+    return [
+        *pipeline,
+        Case("cost", "cost", "slider:cost_h_div"),
+        Case("cross", "cross", "radio:cross_h"),
+        Case("generate", "generate", f"click:{translate('en', 'generate.next')}",
+             reset=translate("en", "generate.reset")),
+        Case("sentence", "attend?fixed=0", "text:sentence"),
+        Case("mask", "attend?fixed=0", "toggle:causal"),
+        Case("head", "attend?fixed=0", "select:head"),
+    ]
+
+
+BARE = Case("bare", "", "slider:h")
+CHART = Case("bare+chart", "?chart=1", "slider:h")  # the same bare page with one small chart: the floor of a chart
+TEXTS = Case("bare+60md", "?elements=60", "slider:h")  # ... with 60 unchanged paragraphs: the floor of a page's size
+
+
+@dataclass
+class Result:
+    """The timed moves of one case at one throttle (ms), and why it failed if it did."""
+
+    case: str
+    throttle: float
+    ms: list[float] = field(default_factory=list)
+    busy: list[float] = field(default_factory=list)  # the page's main-thread ms per move (incl. the quiet window's)
+    error: str = ""
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.ms) if self.ms else float("nan")
+
+    @property
+    def p95(self) -> float:
+        return percentile(self.ms, 0.95) if self.ms else float("nan")
+
+    @property
+    def busy_p50(self) -> float:
+        return statistics.median(self.busy) if self.busy else float("nan")
+
+
+SENTENCE_B = "The cat sat on the mat because it was tired"
+
+
+def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - a Playwright page
+    """Prepare the i-th move (open a menu, fill a text) and return the one action the timing starts at."""
+    kind, _, arg = case.control.partition(":")
+    if kind == "slider":
+        thumb = page.locator(f".st-key-{arg} input[type=range], .st-key-{arg} [role=slider]").first
+        thumb.focus()
+        return lambda: page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+    if kind == "click":
+        button = page.get_by_role("button", name=arg)
+        if button.is_disabled() and case.reset:  # the context is full: start over (untimed)
+            page.evaluate(ARM)
+            page.get_by_role("button", name=case.reset).click()
+            _settle(page, 300, 60_000)
+        return lambda: button.click()
+    if kind == "toggle":
+        return lambda: page.locator(f".st-key-{arg} label").first.click()
+    if kind == "radio":  # the option after the one chosen at first, then back
+        options = page.locator(f".st-key-{arg} [data-testid=stRadioOption]")
+        checked = [options.nth(j).locator("input").is_checked() for j in range(options.count())]
+        first = checked.index(True) if i % 2 == 0 else (checked.index(True) - 1) % len(checked)
+        return lambda: options.nth((first + 1) % len(checked) if i % 2 == 0 else first).click()
+    if kind == "select":
+        page.locator(f".st-key-{arg} [role=combobox]").first.click()
+        option = page.locator("[role=option]").nth(1 if i % 2 == 0 else 0)
+        option.wait_for(state="visible")
+        return lambda: option.click()
+    if kind == "text":
+        area = page.locator(f".st-key-{arg} textarea").first
+        if i == 0 or not hasattr(page, "_speed_sentence"):
+            page._speed_sentence = area.input_value()  # noqa: SLF001 - the page's own sentence, to go back to
+        area.fill(SENTENCE_B if i % 2 == 0 else page._speed_sentence)  # noqa: SLF001
+        return lambda: page.keyboard.press("Control+Enter")
+    raise ValueError(f"unknown control {case.control}")
+
+
+def _settle(page, quiet: int, timeout: int) -> float:  # noqa: ANN001 - a Playwright page
+    last = page.evaluate(SETTLED, [quiet, timeout])
+    if last < 0:
+        raise TimeoutError(f"the page did not settle within {timeout} ms")
+    return last
+
+
+def open_case(browser, base: str, case: Case, throttle: float):  # noqa: ANN001, ANN201 - Playwright objects
+    """A fresh session (context) on the case's page, CPU throttled, loaded and settled."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    ctx.add_init_script(INIT)
+    page = ctx.new_page()
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Performance.enable")
+    if throttle > 1:
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+    page.goto(f"{base}/{case.path}", timeout=120_000)
+    _settle(page, 500, 120_000)
+    return ctx, page, cdp
+
+
+def main_thread_ms(cdp) -> float:  # noqa: ANN001 - a CDP session
+    """The page's main-thread busy time so far (Chrome's TaskDuration, ms): CPU work, not waiting."""
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return 1000 * next(m["value"] for m in metrics if m["name"] == "TaskDuration")
+
+
+def measure(browser, base: str, case: Case, throttle: float, moves: int, quiet: int,  # noqa: ANN001
+            timeout: int = 60_000) -> Result:
+    """Time ``moves`` moves of one case after 2 untimed ones; a failure is recorded, never skipped."""
+    res = Result(case.name, throttle)
+    try:
+        ctx, page, cdp = open_case(browser, base, case, throttle)
+    except Exception as err:  # noqa: BLE001 - reported as the case's failure
+        res.error = f"could not open: {type(err).__name__}: {err}"[:300]
+        return res
+    try:
+        for i in range(moves + 2):
+            act = _do_move(page, case, i)
+            page.evaluate(ARM)
+            busy = main_thread_ms(cdp)
+            t0 = time.time() * 1000
+            act()
+            last = _settle(page, quiet, timeout)
+            if i >= 2:
+                res.ms.append(last - t0)
+                res.busy.append(main_thread_ms(cdp) - busy)
+        if page.locator('[data-testid="stException"]').count():
+            res.error = "the page shows an exception"
+    except Exception as err:  # noqa: BLE001 - reported as the case's failure
+        res.error = f"{type(err).__name__}: {err}"[:300]
+    finally:
+        ctx.close()
+    return res
+
+
+def cold_start(pw, quiet: int, script: Path | None = None, cwd: Path | None = None) -> dict[str, float]:  # noqa: ANN001
+    """Seconds from spawning a server to healthy, and from healthy to its first page settled in a fresh browser
+    (launched before the server, never used before)."""
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+    try:
+        page = browser.new_page(locale="en-US", viewport={"width": 1280, "height": 900})
+        page.add_init_script(INIT)
+        t0 = time.perf_counter()
+        proc, base = start_server(script=script, cwd=cwd) if script else start_server()
+        healthy = time.perf_counter()
+        try:
+            page.goto(base + "/", timeout=120_000)
+            settled_at = _settle(page, quiet, 120_000)
+            loaded = settled_at / 1000 - (time.time() - time.perf_counter()) - healthy
+        finally:
+            stop_server(proc)
+    finally:
+        browser.close()
+    return {"healthy_s": healthy - t0, "first_page_s": loaded}
+
+
+def table(results: list[Result], bare: dict[float, Result]) -> str:
+    """The printed table: one block per throttle."""
+    out = []
+    for throttle in sorted(bare):
+        b = bare[throttle]
+        out.append(f"\nCPU throttle {throttle:g}x — bare page p50 {b.p50:.0f} ms, p95 {b.p95:.0f} ms "
+                   f"({len(b.ms)} moves)")
+        out.append(f"{'case':<10} {'app p50':>8} {'app p95':>8} {'bare p95':>9} {'ratio':>6}  {'target':>6}  "
+                   f"{'main-thread ms':>14}")
+        target = 2.0 if throttle <= 1 else 3.0
+        for r in results:
+            if r.throttle != throttle:
+                continue
+            if r.error:
+                out.append(f"{r.case:<10} FAILED: {r.error}")
+                continue
+            ratio = r.p95 / b.p95
+            out.append(f"{r.case:<10} {r.p50:8.0f} {r.p95:8.0f} {b.p95:9.0f} {ratio:5.1f}x  "
+                       f"{'ok' if ratio <= target else 'OVER':>6}  {r.busy_p50:8.0f} ({b.busy_p50:.0f})")
+    return "\n".join(out)
+
+
+def main() -> int:
+    from playwright.sync_api import sync_playwright
+
+    names = [c.name for c in cases()]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pages", nargs="*", default=names, choices=names, metavar="CASE",
+                    help=f"cases to time (default: all of {' '.join(names)})")
+    ap.add_argument("--moves", type=int, default=10, help="timed moves per case (p95 over them; default 10)")
+    ap.add_argument("--throttle", nargs="*", type=float, default=[1.0, 6.0], help="CPU slowdowns (default 1 6)")
+    ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
+    ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the bare page with one chart, and with 60 unchanged paragraphs")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")
+    a = ap.parse_args()
+    chosen = [c for c in cases() if c.name in a.pages]
+    t_start = time.perf_counter()
+    load_before = os.getloadavg()
+    results: list[Result] = []
+    bare: dict[float, Result] = {}
+    cold: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        folder = Path(tmp)
+        (folder / "bare.py").write_text(BARE_APP, encoding="utf-8")
+        if not a.no_cold:
+            cold["app"] = cold_start(pw, a.quiet)
+            cold["bare"] = cold_start(pw, a.quiet, folder / "bare.py", folder)
+        app_proc, app_base = start_server()
+        bare_proc, bare_base = start_server(script=folder / "bare.py", cwd=folder)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            for throttle in a.throttle:
+                # the floor in halves, before and after the app's cases, so a change of load during the run
+                # weighs on both
+                half = max(a.moves // 2, 5)
+                first = measure(browser, bare_base, BARE, throttle, half, a.quiet)
+                for case in chosen:
+                    results.append(measure(browser, app_base, case, throttle, a.moves, a.quiet))
+                    print(f"  {case.name} at {throttle:g}x: p95 {results[-1].p95:.0f} ms {results[-1].error}",
+                          file=sys.stderr, flush=True)
+                second = measure(browser, bare_base, BARE, throttle, half, a.quiet)
+                if a.floor:
+                    results += [measure(browser, bare_base, c, throttle, a.moves, a.quiet) for c in (CHART, TEXTS)]
+                bare[throttle] = Result("bare", throttle, first.ms + second.ms, first.busy + second.busy,
+                                        first.error or second.error)
+        finally:
+            browser.close()
+            stop_server(app_proc)
+            stop_server(bare_proc)
+    load_after = os.getloadavg()
+    failed = [r for r in [*results, *bare.values()] if r.error or not r.ms]
+    if a.json:
+        text = json.dumps({
+            "moves": a.moves, "quiet_ms": a.quiet, "load_average_before": load_before, "load_average_after": load_after,
+            "cores": os.cpu_count(), "cold_start": cold, "seconds": round(time.perf_counter() - t_start, 1),
+            "bare": {str(k): {**asdict(v), "p50": v.p50, "p95": v.p95} for k, v in bare.items()},
+            "cases": [{**asdict(r), "p50": r.p50, "p95": r.p95,
+                       "ratio": r.p95 / bare[r.throttle].p95 if r.ms and bare[r.throttle].ms else None}
+                      for r in results],
+        }, indent=1)
+        if a.json == "-":
+            print(text)
+        else:
+            Path(a.json).write_text(text + "\n", encoding="utf-8")
+    if a.json != "-":
+        print(f"{len(chosen)} cases x {a.moves} moves; quiet window {a.quiet} ms; {os.cpu_count()} cores; "
+              f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
+              f"{time.perf_counter() - t_start:.0f} s")
+        for who, c in cold.items():
+            print(f"cold start ({who}): spawn -> healthy {c['healthy_s']:.2f} s, healthy -> first page settled "
+                  f"{c['first_page_s']:.2f} s")
+        print(table(results, bare))
+    for r in failed:
+        print(f"could not measure {r.case} at {r.throttle:g}x: {r.error or 'no moves'}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
