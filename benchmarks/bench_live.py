@@ -1,7 +1,7 @@
 """A live lesson: one teacher, N students following, the teacher's moves and class votes, on 1..N replicas.
 
 The app runs as deployed: ``--replicas`` `streamlit run app.py` processes behind Debian's nginx with the shipped
-site config (benchmarks/cluster.py), sharing one database (PostgreSQL from ``--database-url`` or
+site config (harness/cluster.py), sharing one database (PostgreSQL from ``--database-url`` or
 MHA_TEST_DATABASE_URL, else a temporary SQLite file). Each student has its own route cookie, so nginx's cookie
 stickiness spreads them over the replicas as it spreads browsers; the report says how many each replica held.
 Give it a database of its own: the test suite resets the test database (MHA_TEST_DATABASE_URL) while it runs,
@@ -137,7 +137,7 @@ class Teacher:
 
 
 @dataclass
-class Run:
+class FullRun:
     """A finished full run of a protocol student's session."""
 
     at: float
@@ -148,7 +148,7 @@ class Run:
 
 
 @dataclass
-class Student:
+class Follower:
     """A follower: where it is served, its latencies, its votes."""
 
     i: int
@@ -230,7 +230,7 @@ class Proto:
         self.alerts: list[str] = []
         self.seen: set[str] = set()               # widget ids drawn in this full run
         self.full_run = False
-        self.runs: list[Run] = []
+        self.runs: list[FullRun] = []
         self.exceptions = 0
         self.last_exception = ""
         self.unmodelled: set[str] = set()         # widget kinds whose value this client leaves to the server
@@ -292,7 +292,7 @@ class Proto:
             # the browser drops the values of widgets no longer on the page
             self.values = {k: v for k, v in self.values.items() if k in self.seen}
             q = {k: v[-1] for k, v in parse_qs(self.query).items()}
-            self.runs.append(Run(time.time(), self.page, q, dict(self.widgets), list(self.alerts)))
+            self.runs.append(FullRun(time.time(), self.page, q, dict(self.widgets), list(self.alerts)))
             self.changed.set()
 
     def _element(self, el) -> None:  # noqa: ANN001 - an Element proto
@@ -358,7 +358,7 @@ class Proto:
             await self.ws.send(msg.SerializeToString())
         return at
 
-    async def wait_run(self, match: Callable[[Run], bool], since: float, timeout: float) -> Run | None:
+    async def wait_run(self, match: Callable[[FullRun], bool], since: float, timeout: float) -> FullRun | None:
         """The first full run finished after ``since`` that satisfies ``match``; None on timeout."""
         deadline = time.time() + timeout
         while True:
@@ -375,7 +375,7 @@ class Proto:
                 return None
 
 
-def _shows(page: str, h: str) -> Callable[[Run], bool]:
+def _shows(page: str, h: str) -> Callable[[FullRun], bool]:
     return lambda r: r.page == page and r.query.get(H_DIV.query) == h
 
 
@@ -398,7 +398,7 @@ VOTE_BOX = '[class*="st-key-live_vote_"]'
 class Lesson:
     """What every student task reads: the moves as published, and the errors."""
 
-    students: list[Student]
+    students: list[Follower]
     moves: list[tuple[float, str, str]] = field(default_factory=list)      # (commit epoch, page, h)
     votes: list[tuple[str, int]] = field(default_factory=list)             # (vote key, round) opened
     errors: list[str] = field(default_factory=list)
@@ -409,13 +409,13 @@ class Lesson:
     key_found: asyncio.Future | None = None    # (vote key, number of options) of a student's ballot
     unmodelled: set[str] = field(default_factory=set)
 
-    def error(self, st_: Student, text: str, fatal: bool = False) -> None:
+    def error(self, st_: Follower, text: str, fatal: bool = False) -> None:
         self.errors.append(f"{'browser ' if st_.browser else ''}student {st_.i}: {text}"[:300])
         if fatal:
             self.failed.add(st_.i)
 
 
-async def proto_student(base: str, st_: Student, lesson: Lesson, code: str, n_moves: int, n_votes: int) -> None:
+async def proto_student(base: str, st_: Follower, lesson: Lesson, code: str, n_moves: int, n_votes: int) -> None:
     url = base.replace("http", "ws") + "/_stcore/stream"
     s: Proto | None = None
     try:
@@ -445,7 +445,7 @@ async def proto_student(base: str, st_: Student, lesson: Lesson, code: str, n_mo
                 lesson.error(st_, f"{s.exceptions} exception(s) on the page, the last: {s.last_exception}")
 
 
-async def _student_lesson(s: Proto, st_: Student, lesson: Lesson, n_moves: int, n_votes: int) -> None:
+async def _student_lesson(s: Proto, st_: Follower, lesson: Lesson, n_moves: int, n_votes: int) -> None:
     vote_i = 0
     for m in range(n_moves):
         await lesson.move_seen[m].wait()
@@ -466,7 +466,7 @@ async def _student_lesson(s: Proto, st_: Student, lesson: Lesson, n_moves: int, 
             vote_i += 1
 
 
-async def _proto_vote(s: Proto, st_: Student, lesson: Lesson, key: str, round_: int) -> bool:
+async def _proto_vote(s: Proto, st_: Follower, lesson: Lesson, key: str, round_: int) -> bool:
     """Pick an option in the open ballot (a rerun carrying the radio's new value), then press send (a rerun
     carrying its trigger) until the page says the vote is in; False if the student is given up on."""
     ck = choice_key(key, round_)
@@ -494,7 +494,7 @@ async def _proto_vote(s: Proto, st_: Student, lesson: Lesson, key: str, round_: 
     return True
 
 
-async def browser_student(browser, bal, st_: Student, lesson: Lesson, code: str, n_moves: int,  # noqa: ANN001
+async def browser_student(browser, bal, st_: Follower, lesson: Lesson, code: str, n_moves: int,  # noqa: ANN001
                           n_votes: int) -> None:
     ctx = None
     try:
@@ -532,7 +532,7 @@ async def browser_student(browser, bal, st_: Student, lesson: Lesson, code: str,
                 pass
 
 
-async def _browser_vote(page, st_: Student, lesson: Lesson, key: str) -> None:  # noqa: ANN001
+async def _browser_vote(page, st_: Follower, lesson: Lesson, key: str) -> None:  # noqa: ANN001
     labels = page.locator(f'{VOTE_BOX} [data-testid="stRadio"] [role="radiogroup"] label')
     await page.wait_for_function(
         f"""() => {{ const r = document.querySelectorAll('{VOTE_BOX} [data-testid="stRadio"] input[type="radio"]');
@@ -631,7 +631,7 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
     values = {s.key: s.default for s in SETTINGS if s.default is not None}
     values[SENTENCE.key] = translate("en", "common.default_sentence")   # the teacher's session: English defaults
     teacher = Teacher(store, info.id, values)
-    students = [Student(i, new_student_id(), f"Student {i:03d}", secrets.token_hex(16), browser=i < browsers)
+    students = [Follower(i, new_student_id(), f"Follower {i:03d}", secrets.token_hex(16), browser=i < browsers)
                 for i in range(n)]
     for s in students:
         store.join(info.code, s.key, s.name)

@@ -221,7 +221,7 @@ def _digest_pages() -> None:
     """Make every Student run also record (kind, sha1 of the element) for each element that is a result."""
     import hashlib
 
-    from benchmarks import cluster
+    from harness import cluster
     from mha_core.i18n import translate
 
     if getattr(cluster._collect, "digests", False):
