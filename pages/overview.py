@@ -18,7 +18,9 @@ names = [t(f"kinds.{k}") for k in wt.weights.head_kinds] if wt.weights.head_kind
 stage_labels = {k: t(f"overview.stage_{k}") for k in ("input", "concat", "wo", "output")}
 stage_labels["head"] = t("common.head_title", i="{i}")
 shape = (trace.n_heads, len(wt.labels), trace.d_model, trace.d_head, names, stage_labels)
-render.svg_diagram(pipeline_svg(*shape, title=t("overview.pipeline_title")), "pipeline")
+render.svg_diagram(pipeline_svg(*shape, title=t("overview.pipeline_title")), "pipeline",
+                   alt=t("overview.pipeline_alt", h=trace.n_heads, n=len(wt.labels), d_model=trace.d_model,
+                         d_head=trace.d_head))
 st.latex(r"\text{head}_i=\operatorname{Attention}(XW_i^Q,\;XW_i^K,\;XW_i^V)")
 st.latex(r"\begin{aligned}&\operatorname{MultiHead}(X)\\&\quad=\operatorname{Concat}(\text{head}_1,\dots,"
          r"\text{head}_h)\,W^O\end{aligned}")  # two lines: one is too wide for a phone

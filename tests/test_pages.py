@@ -261,6 +261,9 @@ def test_the_pipeline_diagram_is_an_image_drawn_on_the_server_with_the_live_shap
     assert "head 3  " in shown() and "head 4  " not in shown()
     at.sidebar.slider(key="h").set_value(5).run()
     assert "head 4  " in shown() and "× W^O  80 × 80" in shown()
+    alt = at.get("image")[0].proto.imgs[0].alt  # what a screen reader says instead (axe: image-alt)
+    assert alt.startswith(translate("en", "overview.pipeline_alt", h=5, n=0, d_model=80, d_head=16).split("(")[0])
+    assert "into 5 heads" in alt and "× 16 block" in alt and "back to 10 × 80 and multiplied by W^O" in alt
 
 
 @pytest.mark.parametrize("lang", LANGS)

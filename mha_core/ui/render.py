@@ -104,14 +104,15 @@ def heads_grid(wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: b
           export=chart_downloads.heads(mats, titles, labels, labels, value_title, name))
 
 
-def svg_diagram(svg: str, key: str) -> None:
-    """A diagram drawn on the server as an SVG document, shown as an image, with a download button of the same file.
+def svg_diagram(svg: str, key: str, alt: str) -> None:
+    """A diagram drawn on the server as an SVG document, shown as an image described by ``alt`` (what a screen reader
+    says instead), with a download button of the same file.
 
     The browser only decodes an image: no layout engine runs there (Streamlit's graphviz chart loads Graphviz as
     WebAssembly, lays the graph out on every change and morphs the old drawing into the new one, which cost a
     slider move on the overview several times the floor of a bare page, most on slow phones).
     """
-    st.image(svg, width="content")
+    st.image(svg, width="content", alt=alt)
     chart_downloads.diagram_button(key, functools.partial(str, svg), name=key)
 
 
