@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,18 +103,30 @@ def _healthy(base: str) -> bool:
         return False
 
 
+def _environment(changes: Mapping[str, str | None] | None) -> dict[str, str]:
+    """This process's environment with ``changes`` (None: removed) and unbuffered output."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    for key, value in (changes or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
 def start_server(timeout: float = 90.0, port: int | None = None, script: Path | str = "app.py",
-                 cwd: Path = ROOT) -> tuple[subprocess.Popen, str]:
+                 cwd: Path = ROOT, env: Mapping[str, str | None] | None = None) -> tuple[subprocess.Popen, str]:
     """(process, base URL) of a fresh server of ``script`` (run in ``cwd``; the app by default) on ``port`` (else a
-    free one). Raises PortTaken if another process holds the port, RuntimeError with the server's output if it
-    never gets healthy or is not the one answering."""
+    free one), with ``env`` over this process's environment (None removes a variable). Raises PortTaken if another
+    process holds the port, RuntimeError with the server's output if it never gets healthy or is not the one
+    answering."""
     port = port or free_port()
     if not port_is_free(port):
         raise PortTaken(f"port {port} is taken by another process (a server left by an earlier run?)")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1"],
-        cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=cwd, env=_environment(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout

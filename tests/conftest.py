@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from dbhelpers import BACKENDS, empty_database
+
+from mha_core.classroom import Storage
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -33,6 +38,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
 
 BROWSER_SCOPE = "tests/e2e"
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request, tmp_path) -> Iterator[Storage]:
+    """A fresh, empty class store on each backend (PostgreSQL's tables dropped before and after); a test file that
+    needs another store defines its own ``store``."""
+    with empty_database(request.param, tmp_path) as url:
+        s = Storage.open(url)
+        yield s
+        s.dispose()
 
 
 SHORT_BUSY_MS = 200  # a test that holds the database's lock waits this long, not production's 5 s

@@ -54,3 +54,15 @@ def empty_database(backend: str, tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         _drop_all(url)
+
+
+def old_schema(engine, script: str) -> None:  # noqa: ANN001 - an SQLAlchemy Engine
+    """Build a database as an older version left it: ``script``'s statements (``{serial}`` is the backend's
+    auto-increment key) in one transaction."""
+    from sqlalchemy import text
+
+    serial = "SERIAL PRIMARY KEY" if engine.dialect.name == "postgresql" else "INTEGER PRIMARY KEY"
+    with engine.begin() as conn:
+        for stmt in script.format(serial=serial).split(";"):
+            if stmt.strip():
+                conn.execute(text(stmt))

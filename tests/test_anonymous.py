@@ -4,11 +4,9 @@ issue 28 item 2)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from dbhelpers import BACKENDS, empty_database
-from sqlalchemy import inspect, select, text
+from dbhelpers import BACKENDS, empty_database, old_schema
+from sqlalchemy import inspect, select
 
 from mha_core.classroom import Storage, answers_csv, make_engine
 from mha_core.classroom.names import pseudonym
@@ -23,14 +21,6 @@ NAMES = ("Zebediah Quux", "葛优瑶")
 KEYS = ("a" * 32, "b" * 32, "c" * 32)
 QUESTION = load_questions("en")[0].id
 
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path) -> Iterator[Storage]:
-    """A fresh, empty store on each backend."""
-    with empty_database(request.param, tmp_path) as url:
-        s = Storage.open(url)
-        yield s
-        s.dispose()
 
 
 def _everything(store: Storage) -> str:
@@ -132,11 +122,7 @@ INSERT INTO mha_classes (code, created_at, closed, reveal, locked) VALUES ('K7QX
 def test_a_version_5_database_gets_the_anonymous_flag(backend, tmp_path):
     with empty_database(backend, tmp_path) as url:
         engine = make_engine(url)
-        serial = "SERIAL PRIMARY KEY" if engine.dialect.name == "postgresql" else "INTEGER PRIMARY KEY"
-        with engine.begin() as conn:
-            for stmt in V5_CLASSES.format(serial=serial).split(";"):
-                if stmt.strip():
-                    conn.execute(text(stmt))
+        old_schema(engine, V5_CLASSES)
         assert migrate(engine) == SCHEMA_VERSION == 6 and migrate(engine) == 6   # idempotent
         with engine.connect() as conn:
             assert "anonymous" in {c["name"] for c in inspect(conn).get_columns("mha_classes")}

@@ -9,12 +9,10 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from dbhelpers import BACKENDS, empty_database
 from sqlalchemy import event, func, select
 
 from mha_core.classroom import (
@@ -62,14 +60,6 @@ QUESTIONS = tuple(q.id for q in load_questions("en"))
 NASTY_NAMES = ["<script>alert('x')</script>", "Robert'); DROP TABLE mha_students;--", '"quoted" \'name\'',
                "🦊🐼✨ 学生", "مرحبا بالعالم", "שלום", "=HYPERLINK(\"http://x\")", "**bold** _md_ `code`"]
 
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path) -> Iterator[Storage]:
-    """A fresh, empty store on each backend (PostgreSQL tables dropped before and after)."""
-    with empty_database(request.param, tmp_path) as url:
-        s = Storage.open(url)
-        yield s
-        s.dispose()
 
 
 # --- codes ---

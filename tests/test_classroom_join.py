@@ -5,11 +5,9 @@ clearing the shared address's back-off."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from dbhelpers import BACKENDS, empty_database
-from sqlalchemy import func, inspect, select, text
+from dbhelpers import BACKENDS, empty_database, old_schema
+from sqlalchemy import func, inspect, select
 
 from mha_core.classroom import SESSION, SOURCE, RateLimiter, Storage, make_engine
 from mha_core.classroom.joins import Bucket, JoinLimiter, JoinLimits, join_limits
@@ -23,14 +21,6 @@ from mha_core.quiz import load_questions
 QUESTIONS = tuple(q.id for q in load_questions("en"))
 A, B, C = "a" * 32, "b" * 32, "c" * 32
 
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path) -> Iterator[Storage]:
-    """A fresh, empty store on each backend."""
-    with empty_database(request.param, tmp_path) as url:
-        s = Storage.open(url)
-        yield s
-        s.dispose()
 
 
 def _open(key: str, round_: int) -> LiveState:
@@ -179,11 +169,7 @@ INSERT INTO mha_students (class_id, key, name, joined_at) VALUES (1, 'k1', 'Ann'
 def test_a_version_3_database_is_upgraded_in_place(backend, tmp_path):
     with empty_database(backend, tmp_path) as url:
         engine = make_engine(url)
-        serial = "SERIAL PRIMARY KEY" if engine.dialect.name == "postgresql" else "INTEGER PRIMARY KEY"
-        with engine.begin() as conn:
-            for stmt in V3_TABLES.format(serial=serial).split(";"):
-                if stmt.strip():
-                    conn.execute(text(stmt))
+        old_schema(engine, V3_TABLES)
         assert migrate(engine) == SCHEMA_VERSION >= 4
         with engine.connect() as conn:
             cols = {c["name"] for c in inspect(conn).get_columns("mha_students")}

@@ -506,17 +506,6 @@ def test_a_student_who_voted_still_sees_their_vote_after_a_reload(store, lang):
     assert translate(lang, "common.predict_right", answer=opt) in [s.value for s in ann.success]
 
 
-@pytest.fixture
-def short_busy_timeout(monkeypatch):
-    """The app's store waits 0.2 s (not 5 s) for a locked database: these tests lock it on purpose."""
-    from mha_core.ui import class_services
-
-    opened: dict[str, Storage] = {}
-    monkeypatch.setattr(class_services, "_storage", lambda url: opened.setdefault(url, Storage.open(url, 200)))
-    yield
-    for s in opened.values():
-        s.dispose()
-
 
 def test_a_vote_the_database_did_not_take_survives_a_reload_and_is_sent_again(store, tmp_path, short_busy_timeout):
     at = teach_live()

@@ -4,11 +4,9 @@ from a student who reloads (joins again and gets a fresh session), and no vote r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from dbhelpers import BACKENDS, empty_database
 from sqlalchemy import func, select
 
 from mha_core.classroom import Member, Storage
@@ -20,13 +18,6 @@ from mha_core.lesson.store import publish_live
 
 KEY = vote_key("concat", "concat-4-8", (4, 8))
 
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path) -> Iterator[Storage]:
-    with empty_database(request.param, tmp_path) as url:
-        s = Storage.open(url)
-        yield s
-        s.dispose()
 
 
 def _publish(store: Storage, class_id: int, vote: VoteState | None) -> None:

@@ -3,11 +3,9 @@ times from when the item opened, missing students reported, results and CSV."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from dbhelpers import BACKENDS, empty_database
 from sqlalchemy import inspect, select
 
 from mha_core.classroom import Storage
@@ -32,13 +30,6 @@ class Clock:
     def tick(self, seconds: float) -> None:
         self.now += timedelta(seconds=seconds)
 
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path) -> Iterator[Storage]:
-    with empty_database(request.param, tmp_path) as u:
-        s = Storage.open(u)
-        yield s
-        s.dispose()
 
 
 def _class(store: Storage, n: int):

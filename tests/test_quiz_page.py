@@ -311,18 +311,6 @@ def test_the_student_id_stays_off_the_projector():
     assert not at.exception and "student" not in at.query_params
 
 
-@pytest.fixture
-def short_busy_timeout(monkeypatch):
-    """The app's store waits 0.2 s (not 5 s) for a locked database: these tests lock it on purpose."""
-    from mha_core.classroom import Storage
-    from mha_core.ui import class_services
-
-    opened: dict[str, Storage] = {}
-    monkeypatch.setattr(class_services, "_storage", lambda url: opened.setdefault(url, Storage.open(url, 200)))
-    yield
-    for s in opened.values():
-        s.dispose()
-
 
 def reload_quiz(at: AppTest, lang: str) -> AppTest:
     """The same address in a new session (a reload, or a reconnect)."""

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from dbhelpers import BACKENDS, empty_database
 
 from mha_core.classroom import Storage
 from mha_core.classroom.prepost import PrePostStore, class_results
@@ -42,13 +41,6 @@ class Clock:
     def __call__(self) -> datetime:
         return self.now
 
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path) -> Iterator[Storage]:
-    with empty_database(request.param, tmp_path) as u:
-        s = Storage.open(u)
-        yield s
-        s.dispose()
 
 
 def _simulate(store: Storage, lesson: Callable[[Storage, object, list, np.ndarray, random.Random], None] | None = None):

@@ -4,7 +4,6 @@ student's vote."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -19,19 +18,11 @@ def serve(tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: ANN001 - pyte
     from harness.server import free_port, start_server, stop_server
 
     db_url = f"sqlite:///{tmp_path_factory.mktemp('livedb') / 'live.sqlite3'}"
-    saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD")}
-    os.environ.update(MHA_DATABASE_URL=db_url, MHA_TEACHER_PASSWORD=PASSWORD)
+    env = {"MHA_DATABASE_URL": db_url, "MHA_TEACHER_PASSWORD": PASSWORD}
     try:
-        try:
-            proc, base = start_server(port=PORT)
-        except RuntimeError:  # the port is taken (another run): any free one
-            proc, base = start_server(port=free_port())
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        proc, base = start_server(port=PORT, env=env)
+    except RuntimeError:  # the port is taken (another run): any free one
+        proc, base = start_server(port=free_port(), env=env)
     yield base, db_url
     stop_server(proc)
 
@@ -42,6 +33,21 @@ def click(page, selector: str) -> None:
 
     page.locator(f"{selector} button").first.click()
     wait_ready(page)
+
+
+def join_following(browser, base: str, code: str, name: str, width: int, locale: str):  # noqa: ANN001, ANN201
+    """A student's browser (context, page) that joined the class by its link under ``name`` and follows the
+    teacher onto the overview."""
+    from harness.server import wait_ready
+
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
+    page = ctx.new_page()
+    page.goto(f"{base}/classroom?class={code}")
+    wait_ready(page)
+    page.locator(".st-key-classroom_name_in input").fill(name)
+    page.locator('[data-testid="stFormSubmitButton"] button').click()
+    wait_following(page, "overview")
+    return ctx, page
 
 
 def page_key(page) -> str:

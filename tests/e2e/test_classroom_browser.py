@@ -4,7 +4,6 @@ dashboard counts them without a reload. Screenshots at 1280 and 390 px."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 
@@ -21,16 +20,7 @@ def class_server(browser, tmp_path_factory) -> Iterator[str]:  # noqa: ARG001 - 
     from harness.server import start_server, stop_server
 
     db = tmp_path_factory.mktemp("classdb") / "class.sqlite3"
-    saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD")}
-    os.environ.update(MHA_DATABASE_URL=f"sqlite:///{db}", MHA_TEACHER_PASSWORD=PASSWORD)
-    try:
-        proc, base = start_server()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    proc, base = start_server(env={"MHA_DATABASE_URL": f"sqlite:///{db}", "MHA_TEACHER_PASSWORD": PASSWORD})
     yield base
     stop_server(proc)
 
@@ -87,17 +77,7 @@ def guarded_server(tmp_path_factory) -> Iterator[tuple[str, str]]:
     from harness.server import start_server, stop_server
 
     db = f"sqlite:///{tmp_path_factory.mktemp('joindb') / 'class.sqlite3'}"
-    saved = {k: os.environ.get(k) for k in ("MHA_DATABASE_URL", "MHA_TEACHER_PASSWORD", "MHA_JOIN_LIMITS")}
-    os.environ.update(MHA_DATABASE_URL=db, MHA_TEACHER_PASSWORD=PASSWORD)
-    os.environ.pop("MHA_JOIN_LIMITS", None)
-    try:
-        proc, base = start_server()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    proc, base = start_server(env={"MHA_DATABASE_URL": db, "MHA_TEACHER_PASSWORD": PASSWORD, "MHA_JOIN_LIMITS": None})
     yield base, db
     stop_server(proc)
 

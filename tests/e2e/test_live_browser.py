@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from classhelpers import teacher_opens_a_class
-from livehelpers import FOLLOW_MS, PASSWORD, VOTE_BOX, serve
+from livehelpers import FOLLOW_MS, PASSWORD, VOTE_BOX, join_following, serve
 from livehelpers import click as _click
 from livehelpers import page_key as _page_key
 from livehelpers import vote as _vote
@@ -48,13 +48,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     # --- two students join by the link and follow the teacher to step 1
     students = []
     for name, width, locale in (("小明", 390, "zh-CN"), ("Ann", 1280, "en-US")):
-        ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
-        page = ctx.new_page()
-        page.goto(f"{base}/classroom?class={code}")
-        wait_ready(page)
-        page.locator(".st-key-classroom_name_in input").fill(name)
-        page.locator('[data-testid="stFormSubmitButton"] button').click()
-        _wait_following(page, "overview")
+        ctx, page = join_following(browser, base, code, name, width, locale)
         page.locator(".st-key-live_banner").wait_for(timeout=FOLLOW_MS)
         assert page.locator('[data-testid="stException"]').count() == 0
         students.append((ctx, page, f"{width}-{locale[:2]}"))

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from classhelpers import teacher_opens_a_class
-from livehelpers import FOLLOW_MS, PASSWORD, VOTE_BOX, serve
+from livehelpers import FOLLOW_MS, PASSWORD, VOTE_BOX, join_following, serve
 from livehelpers import click as _click
 from livehelpers import vote as _vote
 from livehelpers import wait_following as _wait_following
@@ -66,13 +66,7 @@ def test_a_teacher_and_three_students_run_one_full_cycle(browser, live_server, s
     teacher.locator(".st-key-live_bar").wait_for(timeout=FOLLOW_MS)
     students = []
     for name, width, locale in STUDENTS:
-        ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
-        page = ctx.new_page()
-        page.goto(f"{base}/classroom?class={code}")
-        wait_ready(page)
-        page.locator(".st-key-classroom_name_in input").fill(name)
-        page.locator('[data-testid="stFormSubmitButton"] button').click()
-        _wait_following(page, "overview")
+        ctx, page = join_following(browser, base, code, name, width, locale)
         students.append((ctx, page, locale[:2], f"{width}-{locale[:2]}"))
     _click(teacher, ".st-key-live_next")
     _wait_following(teacher, "concat")
