@@ -22,3 +22,20 @@ def teacher_opens_a_class(teacher, url: str, password: str) -> str:  # noqa: ANN
     wait_ready(teacher)
     code = teacher.locator('[data-testid="stMain"] h1').filter(has_text=CODE)
     return code.first.inner_text().strip().replace("-", "")
+
+
+def student_joins(browser, base: str, code: str, name: str, width: int, locale: str,  # noqa: ANN001, ANN201
+                  wait: bool = True):
+    """A student's browser (context, page) that opened the class link at ``width`` px in ``locale`` and joined
+    under ``name`` (with ``wait``, after the join's run finished)."""
+    from harness.server import wait_ready
+
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
+    page = ctx.new_page()
+    page.goto(f"{base}/classroom?class={code}")
+    wait_ready(page)
+    page.locator(".st-key-classroom_name_in input").fill(name)
+    page.locator('[data-testid="stFormSubmitButton"] button').click()
+    if wait:
+        wait_ready(page)
+    return ctx, page

@@ -38,14 +38,9 @@ def click(page, selector: str) -> None:
 def join_following(browser, base: str, code: str, name: str, width: int, locale: str):  # noqa: ANN001, ANN201
     """A student's browser (context, page) that joined the class by its link under ``name`` and follows the
     teacher onto the overview."""
-    from harness.server import wait_ready
+    from classhelpers import student_joins
 
-    ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
-    page = ctx.new_page()
-    page.goto(f"{base}/classroom?class={code}")
-    wait_ready(page)
-    page.locator(".st-key-classroom_name_in input").fill(name)
-    page.locator('[data-testid="stFormSubmitButton"] button').click()
+    ctx, page = student_joins(browser, base, code, name, width, locale, wait=False)
     wait_following(page, "overview")
     return ctx, page
 

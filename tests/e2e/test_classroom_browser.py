@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from classhelpers import teacher_opens_a_class
+from classhelpers import student_joins, teacher_opens_a_class
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "e2e-teacher"
@@ -40,13 +40,7 @@ def test_teacher_sees_two_students_answers_live(browser, class_server, shots):
 
     students = []
     for i, (name, width, locale) in enumerate([("Ann <b>🦊</b>", 390, "en-US"), ("学生 \"二\"", 1280, "zh-CN")]):
-        ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
-        page = ctx.new_page()
-        page.goto(f"{class_server}/classroom?class={code}")
-        wait_ready(page)
-        page.locator(".st-key-classroom_name_in input").fill(name)
-        page.locator('[data-testid="stFormSubmitButton"] button').click()
-        wait_ready(page)
+        ctx, page = student_joins(browser, class_server, code, name, width, locale)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.get_by_text(name, exact=True).count() >= 1       # shown as text, tags and all
         page.screenshot(path=str(shots / f"classroom-student-{i}-{width}.png"), full_page=True)
