@@ -25,6 +25,9 @@ MAIN_SLIDER = {"overview": "h_div", "prereq": "prereq_sharp", "split": "h_div", 
 LOCALES = {"zh": "zh-CN", "en": "en-US"}
 WIDE, PHONE = 1280, 390
 EXPAND = '[data-testid="stExpandSidebarButton"]'
+SIDEBAR = '[data-testid="stSidebar"]'
+# Streamlit collapses the sidebar itself when the window narrows to a phone; its data-collapsed says when it has
+COLLAPSED = "() => document.querySelector('[data-testid=\"stSidebar\"]')?.dataset.collapsed === 'true'"
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +45,8 @@ def _no_exception(page, where: str) -> None:
 
 
 def _sidebar_open(page) -> bool:
-    return page.locator(EXPAND).count() == 0 or not page.locator(EXPAND).first.is_visible()
+    """The sidebar's own state (not whether a button is drawn yet: a busy page draws its header late)."""
+    return page.locator(SIDEBAR).first.get_attribute("data-collapsed") == "false"
 
 
 def _move_slider(page, key: str, arrow: str) -> None:
@@ -121,7 +125,7 @@ def test_one_visit_per_page_and_language(browser, server, shots, axe_used, spec,
 
         # the same visit on a phone
         page.set_viewport_size({"width": PHONE, "height": 900})
-        page.wait_for_timeout(400)
+        page.wait_for_function(COLLAPSED, timeout=10_000)
         in_sidebar = bool(key) and page.locator(f'[data-testid="stSidebar"] .st-key-{key}').count() == 1
         if in_sidebar and not _sidebar_open(page):
             page.locator(EXPAND).click()
@@ -130,7 +134,7 @@ def test_one_visit_per_page_and_language(browser, server, shots, axe_used, spec,
         _no_exception(page, f"{spec.key} at {PHONE}")
         if _sidebar_open(page):  # closed, as a phone shows the page
             page.locator('[data-testid="stSidebarCollapseButton"] button').first.click()
-            page.locator(EXPAND).wait_for(state="visible", timeout=10_000)
+            page.wait_for_function(COLLAPSED, timeout=10_000)
         _screenshot(page, shots / f"{spec.key}-{lang}-{PHONE}.png")
 
         page.set_viewport_size({"width": WIDE, "height": 900})
