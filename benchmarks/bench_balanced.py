@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.harness import pause, percentile
+from benchmarks.timing import pause, percentile
 from harness.cluster import (
     free_port,
     route_of,

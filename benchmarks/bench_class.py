@@ -20,17 +20,8 @@ import time
 
 from playwright.async_api import async_playwright
 
-from benchmarks.harness import (
-    CHROMIUM,
-    CHROMIUM_FLAGS,
-    open_student_page,
-    pause,
-    percentile,
-    rss_mib,
-    start_server,
-    stop_server,
-    timed_move,
-)
+from benchmarks.timing import open_student_page, pause, percentile, rss_mib, timed_move
+from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 from harness.websocket_client import Student
 
 PAGES = ("overview", "split", "attend", "concat", "why", "myths", "prereq")

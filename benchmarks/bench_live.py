@@ -54,7 +54,7 @@ from playwright.async_api import async_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, READY, percentile, rss_mib
+from benchmarks.timing import percentile, rss_mib
 from harness.cluster import (
     ROUTE_COOKIE,
     free_port,
@@ -65,6 +65,7 @@ from harness.cluster import (
     stop_balancer,
     stop_replicas,
 )
+from harness.server import CHROMIUM, CHROMIUM_FLAGS, READY
 from harness.websocket_client import DEFAULT_PAGE, Connection, Student, rerun_request, widget_key
 from mha_core.classroom.storage import Storage
 from mha_core.i18n import translate

@@ -28,7 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.harness import PAGE_TEXT, percentile, settled_ms, start_server, stop_server, wait_ready
+from benchmarks.timing import percentile, settled_ms
+from harness.server import PAGE_TEXT, start_server, stop_server, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 COLD = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
@@ -158,7 +159,7 @@ def browser(lengths: list[int], repeats: int, port: int | None) -> None:
     """Enter on a sentence of n word pieces -> settled page, in Chromium (a fresh server of our own)."""
     from playwright.sync_api import sync_playwright
 
-    from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS
+    from harness.server import CHROMIUM, CHROMIUM_FLAGS
 
     words = ("cat", "dog", "sun", "tree", "rain", "book", "road", "fish", "bird", "door", "ship", "song")
     proc, base = start_server(port=port)
@@ -256,7 +257,7 @@ def _server_for_class() -> tuple:
     """A fresh server, warmed by one session on the default sentence; (process, base URL, its RSS in MiB)."""
     import asyncio
 
-    from benchmarks.harness import rss_mib
+    from benchmarks.timing import rss_mib
     from harness.websocket_client import Student
 
     proc, base = start_server(timeout=180)
@@ -277,7 +278,7 @@ def a_class(sizes: list[int], settle: float) -> None:
     import asyncio
     import threading
 
-    from benchmarks.harness import rss_mib
+    from benchmarks.timing import rss_mib
 
     digest = ResultDigest.english()
     sentences = class_sentences(max(sizes))
