@@ -24,9 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.harness import pause, percentile
+from benchmarks.timing import pause, percentile
 from harness.cluster import (
-    Student,
     free_port,
     route_of,
     start_balancer,
@@ -34,6 +33,7 @@ from harness.cluster import (
     stop_balancer,
     stop_replicas,
 )
+from harness.websocket_client import Student
 
 PAGES = ("overview", "split", "attend", "concat", "why", "myths")
 PORTS = (18050, 18099)
@@ -64,7 +64,7 @@ class Result:
         return not self.errors and self.p95 <= TARGET_MS
 
 
-def _move_h(first, i: int, m: int) -> dict[str, tuple[str, list[float]]]:  # noqa: ANN001 - cluster.Run
+def _move_h(first, i: int, m: int) -> dict[str, tuple[str, list[float]]]:  # noqa: ANN001 - websocket_client.Run
     """The widget state that moves the h slider (the link's fixed=0 shows h rather than d_model's divisors)."""
     return {first.widget_id("h"): ("double_array_value", [float(4 + (i + m) % 12)])}
 

@@ -13,17 +13,8 @@ import os
 import statistics
 import time
 
-from benchmarks.harness import (
-    CHROMIUM,
-    CHROMIUM_FLAGS,
-    open_student_page,
-    pause,
-    percentile,
-    rss_mib,
-    start_server,
-    stop_server,
-    timed_move,
-)
+from benchmarks.timing import open_student_page, pause, percentile, rss_mib, timed_move
+from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 
 # the slider that drives each page (widget key), as in tests/e2e/test_pages_in_browser.py
 SLIDERS = {"overview": "h", "prereq": "prereq_sharp", "split": "h", "attend": "h", "concat": "h", "why": "h",

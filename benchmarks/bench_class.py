@@ -1,5 +1,6 @@
 """A class against one server, without browsers: N concurrent Streamlit sessions over the app's own
-websocket protocol (what each student's browser sends), each opening pages and moving the h slider.
+websocket protocol (what each student's browser sends: harness/websocket_client.py), each opening pages and
+moving the h slider.
 
 In a real class every student's browser renders on its own device; 20 Chromium renderers on this
 server's 2 cores would measure the renderers, not the server (bench_browser.py does that:
@@ -17,76 +18,33 @@ import asyncio
 import statistics
 import time
 
-import websockets
 from playwright.async_api import async_playwright
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetStates
-from streamlit.util import calc_hash
 
-from benchmarks.harness import (
-    CHROMIUM,
-    CHROMIUM_FLAGS,
-    open_student_page,
-    pause,
-    percentile,
-    rss_mib,
-    start_server,
-    stop_server,
-    timed_move,
-)
+from benchmarks.timing import open_student_page, pause, percentile, rss_mib, timed_move
+from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
+from harness.websocket_client import Student
 
 PAGES = ("overview", "split", "attend", "concat", "why", "myths", "prereq")
 
 
-FREE_MODE = "fixed=0"
-
-
-async def rerun(ws, page: str, states: WidgetStates | None = None) -> tuple[float, dict[str, str], int]:
-    """Ask for one script run of ``page``; (seconds until script_finished, slider ids by key, exceptions)."""
-    msg = BackMsg()
-    msg.rerun_script.page_script_hash = "" if page == "overview" else calc_hash(page)
-    msg.rerun_script.query_string = FREE_MODE  # the h slider (d_model fixed is the default)
-    if states is not None:
-        msg.rerun_script.widget_states.CopyFrom(states)
-    t0 = time.perf_counter()
-    await ws.send(msg.SerializeToString())
-    sliders: dict[str, str] = {}
-    exceptions = 0
-    while True:
-        fm = ForwardMsg()
-        fm.ParseFromString(await asyncio.wait_for(ws.recv(), timeout=120))
-        kind = fm.WhichOneof("type")
-        if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-            el = fm.delta.new_element
-            if el.WhichOneof("type") == "slider":
-                sliders[el.slider.id.rsplit("-", 1)[-1]] = el.slider.id
-            elif el.WhichOneof("type") == "exception":
-                exceptions += 1
-        if kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-            return time.perf_counter() - t0, sliders, exceptions
-
-
 async def student(base: str, i: int, moves: int, think: float, times: list[float], errors: list[str]) -> None:
-    url = base.replace("http", "ws") + "/_stcore/stream"
+    """A protocol session: opens two pages in turn and moves h on each (the link's fixed=0 shows the h slider)."""
+    s = Student(base, "none", {"fixed": "0"}, locale="")   # no locale: the app's default language, as before
     try:
-        async with websockets.connect(url, subprotocols=["streamlit"], max_size=None) as ws:
-            for j in range(2):
-                page = PAGES[(i + j) % len(PAGES)]
-                _, sliders, exc = await rerun(ws, page)
-                h_id = sliders["h"]
-                for m in range(moves):
-                    states = WidgetStates()
-                    w = states.widgets.add()
-                    w.id = h_id
-                    w.double_array_value.data.append(float(4 + (i + m) % 12))  # h from 4 to 15
-                    await asyncio.sleep(pause(think, i, m))  # a student reads
-                    dt, _, exc = await rerun(ws, page, states)
-                    times.append(dt * 1000)
-                    if exc:
-                        errors.append(f"student {i}: exception on {page}")
+        await s.connect()
+        for j in range(2):
+            page = PAGES[(i + j) % len(PAGES)]
+            h_id = (await s.run(page)).widget_id("h")
+            for m in range(moves):
+                await asyncio.sleep(pause(think, i, m))  # a student reads
+                run = await s.run(page, {h_id: ("double_array_value", [float(4 + (i + m) % 12)])})  # h 4..15
+                times.append(run.seconds * 1000)
+                if run.exceptions:
+                    errors.append(f"student {i}: exception on {page}")
     except Exception as err:  # noqa: BLE001 - every failure counts as an error of the run
         errors.append(f"student {i}: {type(err).__name__}: {err}"[:200])
+    finally:
+        await s.close()
 
 
 async def browser_student(browser, base: str, i: int, moves: int, think: float, times: list[float],

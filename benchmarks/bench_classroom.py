@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.harness import run_threads
+from benchmarks.timing import run_threads
 from mha_core.classroom import Storage, dashboard, sqlite_url
 from mha_core.classroom.schema import metadata
 from mha_core.quiz import load_questions

@@ -12,7 +12,7 @@ import statistics
 import numpy as np
 import torch
 
-from benchmarks.harness import median_ms
+from benchmarks.timing import median_ms
 from mha_core import multi_head_attention
 
 

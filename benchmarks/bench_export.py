@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from benchmarks.bench_pages import ROOT, SETTINGS
-from benchmarks.harness import percentile
+from benchmarks.timing import percentile
 from mha_core import multi_head_attention
 from mha_core.charts import base
 from mha_core.figure_files import chart_png, chart_svg, weights_csv

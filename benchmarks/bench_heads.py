@@ -19,7 +19,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from benchmarks.harness import median_ms
+from benchmarks.timing import median_ms
 from mha_core.i18n import translate
 from mha_core.toy import TrainSettings, load_default
 from mha_core.toy.scores import INDUCTION_MIN

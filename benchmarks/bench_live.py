@@ -9,12 +9,12 @@ and a lesson whose tables vanish stops following (every poll fails). As root, e.
 ``runuser -u postgres -- createdb -O mha_test mha_bench_live`` and pass that URL with ``--database-url``.
 
 The students joined the class (``Storage.join``) and open ``/?class=CODE&student=KEY``, which restores their
-membership. Most speak the app's own websocket protocol as the browser does (``Proto``): every rerun carries the
-page hash of the last ``navigation`` message and the values of ALL widgets on the page (as drawn, or as the student
-set them), a widget change is a full rerun, a button press adds its trigger once, and each fragment's
-``auto_rerun`` starts a timer that asks for the fragment's run every interval without waiting for it (the
-browser's setInterval); timers stop when a full run starts. ``--browsers`` of them are real Chromium pages (a
-phone every other one).
+membership. Most speak the app's own websocket protocol as the browser does (``Proto``, on the tests' websocket
+``Connection`` from harness/websocket_client.py): every rerun carries the page hash of the last ``navigation``
+message and the values of ALL widgets on the page (as drawn, or as the student set them), a widget change is a full
+rerun, a button press adds its trigger once, and each fragment's ``auto_rerun`` starts a timer that asks for the
+fragment's run every interval without waiting for it (the browser's setInterval); timers stop when a full run
+starts. ``--browsers`` of them are real Chromium pages (a phone every other one).
 
 The teacher: this script publishes with ``lesson.store.publish_live`` exactly the ``LiveState`` the presenter's session
 writes (mha_core.lesson.presenter: ``step_state`` for a step, ``synced`` for a setting; mha_core.ui.live.vote:
@@ -51,11 +51,10 @@ from urllib.parse import parse_qs
 
 import websockets
 from playwright.async_api import async_playwright
-from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS, READY, percentile, rss_mib
+from benchmarks.timing import percentile, rss_mib
 from harness.cluster import (
     ROUTE_COOKIE,
     free_port,
@@ -66,7 +65,8 @@ from harness.cluster import (
     stop_balancer,
     stop_replicas,
 )
-from harness.cluster import Student as ClusterStudent
+from harness.server import CHROMIUM, CHROMIUM_FLAGS, READY
+from harness.websocket_client import DEFAULT_PAGE, Connection, Student, rerun_request, widget_key
 from mha_core.classroom.storage import Storage
 from mha_core.i18n import translate
 from mha_core.lesson import LiveState, VoteState, default_plan, snapshot, vote_key
@@ -163,12 +163,6 @@ class Follower:
     ready: asyncio.Event = field(default_factory=asyncio.Event)   # on the lesson's first page, or given up
 
 
-def _user_key(widget_id: str) -> str:
-    """The user key inside an element id (``$$ID-<hash>-<key>``); the id itself without one."""
-    parts = widget_id.split("-", 2)
-    return parts[2] if len(parts) == 3 and parts[2] != "None" else widget_id
-
-
 def browser_value(kind: str, el) -> WidgetState | None:  # noqa: ANN001 - a widget's element proto
     """The value the browser's widget manager holds for a widget as drawn (its ``set_value`` value, else its
     default), in the WidgetState field its Streamlit serde reads; None: the browser has no value (e.g. a radio
@@ -217,28 +211,28 @@ WIDGET_KINDS = ("button", "radio", "selectbox", "slider", "checkbox", "text_inpu
                 "button_group", "download_button", "multiselect", "color_picker", "date_input", "time_input")
 
 
+@dataclass(eq=False)
 class Proto:
-    """One student's browser over the websocket protocol: page hash, all widget values, fragment timers."""
+    """One student's browser on a shared websocket Connection: page hash, all widget values, fragment timers."""
 
-    def __init__(self, ws, query: str) -> None:  # noqa: ANN001 - a websockets connection
-        self.ws, self.query = ws, query
-        self.page_hash = ""                       # navigation.page_script_hash: what the browser sends back
-        self.page = "overview"
-        self.values: dict[str, WidgetState] = {}  # widget id -> the browser's value for it
-        self.timers: dict[str, tuple[float, asyncio.Task]] = {}   # fragment id -> (interval, its timer)
-        self.widgets: dict[str, tuple[str, object]] = {}          # this full run's widgets by user key
-        self.alerts: list[str] = []
-        self.seen: set[str] = set()               # widget ids drawn in this full run
-        self.full_run = False
-        self.runs: list[FullRun] = []
-        self.exceptions = 0
-        self.last_exception = ""
-        self.unmodelled: set[str] = set()         # widget kinds whose value this client leaves to the server
-        self.send_lock = asyncio.Lock()
-        self.changed = asyncio.Event()
-        self.closed = False
-        self.fragment_runs: list[float] = []      # when each fragment run finished (diagnostics)
-        self.log: list[tuple[float, str]] = []    # (when, what): run starts and ends (diagnostics)
+    conn: Connection
+    query: str
+    page_hash: str = ""                       # navigation.page_script_hash: what the browser sends back
+    page: str = DEFAULT_PAGE
+    values: dict[str, WidgetState] = field(default_factory=dict)   # widget id -> the browser's value for it
+    timers: dict[str, tuple[float, asyncio.Task]] = field(default_factory=dict)   # fragment id -> (interval, timer)
+    widgets: dict[str, tuple[str, object]] = field(default_factory=dict)          # this full run's widgets by key
+    alerts: list[str] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)               # widget ids drawn in this full run
+    full_run: bool = False
+    runs: list[FullRun] = field(default_factory=list)
+    exceptions: int = 0
+    last_exception: str = ""
+    unmodelled: set[str] = field(default_factory=set)         # widget kinds whose value it leaves to the server
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
+    fragment_runs: list[float] = field(default_factory=list)  # when each fragment run finished (diagnostics)
+    log: list[tuple[float, str]] = field(default_factory=list)   # (when, what): run starts and ends (diagnostics)
 
     def state(self, since: float) -> str:
         """For an error: what this session did since ``since`` (full and fragment runs, live timers)."""
@@ -252,9 +246,7 @@ class Proto:
     async def read(self) -> None:
         try:
             while True:
-                fm = ForwardMsg()
-                fm.ParseFromString(await self.ws.recv())
-                self._handle(fm)
+                self._handle(await self.conn.receive())
         except websockets.ConnectionClosed:
             self.closed = True
             self.changed.set()
@@ -272,7 +264,7 @@ class Proto:
             self.page_hash = nav.page_script_hash
             page = next((p for p in nav.app_pages if p.page_script_hash == nav.page_script_hash), None)
             if page is not None:
-                self.page = "overview" if page.is_default else page.url_pathname.strip("/")
+                self.page = DEFAULT_PAGE if page.is_default else page.url_pathname.strip("/")
         elif kind == "page_info_changed":
             self.query = fm.page_info_changed.query_string
         elif kind == "auto_rerun":
@@ -307,7 +299,7 @@ class Proto:
             wid = sub.id
             self.seen.add(wid)
             if self.full_run:
-                self.widgets[_user_key(wid)] = (wid, sub)
+                self.widgets[widget_key(wid)] = (wid, sub)
             if getattr(sub, "set_value", False) or wid not in self.values:
                 value = browser_value(what, sub)
                 if value is not None:
@@ -341,22 +333,10 @@ class Proto:
         widget changes (kept, as the browser keeps them); ``trigger`` a button pressed (sent this once)."""
         for wid, state in (changes or {}).items():
             self.values[wid] = state
-        msg = BackMsg()
-        rs = msg.rerun_script
-        rs.page_script_hash = self.page_hash
-        rs.query_string = self.query
-        rs.context_info.locale = "en-US"
-        if not (fragment and BARE_TICKS):
-            rs.widget_states.widgets.extend(self.values.values())
+        widgets = [] if fragment and BARE_TICKS else list(self.values.values())
         if trigger:
-            rs.widget_states.widgets.add(id=trigger, trigger_value=True)
-        if fragment:
-            rs.fragment_id = fragment
-            rs.is_auto_rerun = True
-        async with self.send_lock:
-            at = time.time()
-            await self.ws.send(msg.SerializeToString())
-        return at
+            widgets.append(WidgetState(id=trigger, trigger_value=True))
+        return await self.conn.send(rerun_request(self.query, self.page_hash, widgets, fragment_id=fragment))
 
     async def wait_run(self, match: Callable[[FullRun], bool], since: float, timeout: float) -> FullRun | None:
         """The first full run finished after ``since`` that satisfies ``match``; None on timeout."""
@@ -416,25 +396,25 @@ class Lesson:
 
 
 async def proto_student(base: str, st_: Follower, lesson: Lesson, code: str, n_moves: int, n_votes: int) -> None:
-    url = base.replace("http", "ws") + "/_stcore/stream"
+    conn = Connection(base, st_.route)
     s: Proto | None = None
     try:
-        async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
-                                      additional_headers={"Cookie": f"{ROUTE_COOKIE}={st_.route}"}) as ws:
-            s = Proto(ws, f"class={code}&student={st_.key}")
-            reader = asyncio.create_task(s.read())
-            try:
-                await s.send()
-                if await s.wait_run(_shows("overview", "4"), 0, STARTUP_TIMEOUT_S) is None:
-                    lesson.error(st_, f"never followed the lesson's start; {s.state(0)}", fatal=True)
-                    return
-                st_.ready.set()
-                await _student_lesson(s, st_, lesson, n_moves, n_votes)
-            finally:
-                st_.ready.set()
-                await s.close()
-                reader.cancel()
-                await asyncio.gather(reader, return_exceptions=True)
+        await conn.connect()
+        s = Proto(conn, f"class={code}&student={st_.key}")
+        reader = asyncio.create_task(s.read())
+        try:
+            await s.send()
+            if await s.wait_run(_shows(DEFAULT_PAGE, "4"), 0, STARTUP_TIMEOUT_S) is None:
+                lesson.error(st_, f"never followed the lesson's start; {s.state(0)}", fatal=True)
+                return
+            st_.ready.set()
+            await _student_lesson(s, st_, lesson, n_moves, n_votes)
+        finally:
+            st_.ready.set()
+            await s.close()
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+            await conn.close()
     except Exception as err:  # noqa: BLE001 - every failure counts as an error of the run
         lesson.error(st_, f"{type(err).__name__}: {err}", fatal=True)
     finally:
@@ -612,7 +592,7 @@ def summary(ms: list[float]) -> str:
 async def warm(ports: list[int]) -> None:
     """Each replica imports and runs the lesson's pages once (a server in a real class is warm): not timed."""
     async def one(port: int) -> None:
-        s = ClusterStudent(f"http://127.0.0.1:{port}", "warm", {"lang": "en"})
+        s = Student(f"http://127.0.0.1:{port}", "warm", {"lang": "en"})
         await s.connect()
         try:
             for page in WARM_PAGES:

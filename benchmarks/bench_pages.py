@@ -13,7 +13,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from benchmarks.harness import median_ms
+from benchmarks.timing import median_ms
 from mha_core.ui.nav import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]

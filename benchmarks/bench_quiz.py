@@ -13,7 +13,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from benchmarks.harness import median_ms
+from benchmarks.timing import median_ms
 from mha_core.quiz import Kind, SelfMark, grade, load_questions, student_seed
 from mha_core.quiz.numbers import format_value
 from mha_core.ui.nav import spec

@@ -8,7 +8,7 @@ Prints medians and p95 (and the machine's load average, since these boxes are sh
 tests. With --browser: in headless Chromium, the time from pressing Enter on a new sentence of n pieces to the
 settled page (server run, transfer, and every chart drawn), a new sentence each time (nothing cached) and the same
 sentence again (cached). With --class 1,10,30: a class on the page, for each size a fresh server and that many
-websocket sessions at once (harness.cluster.Student), each typing its own distinct 128-piece sentence: p50/p95
+websocket sessions at once (harness.websocket_client.Student), each typing its own distinct 128-piece sentence: p50/p95
 of the time to the finished page, the server's RSS at start, peak and after everyone left, and how many pages
 differ from the same sentence's page computed alone (every element but spinners, byte for byte).
 Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3] [--lengths 32 64 128] [--long-only] [--browser]
@@ -18,15 +18,18 @@ Usage: python -m benchmarks.bench_real [--repeats 20] [--cold 3] [--lengths 32 6
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.harness import PAGE_TEXT, percentile, settled_ms, start_server, stop_server, wait_ready
+from benchmarks.timing import percentile, settled_ms
+from harness.server import PAGE_TEXT, start_server, stop_server, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 COLD = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
@@ -156,7 +159,7 @@ def browser(lengths: list[int], repeats: int, port: int | None) -> None:
     """Enter on a sentence of n word pieces -> settled page, in Chromium (a fresh server of our own)."""
     from playwright.sync_api import sync_playwright
 
-    from benchmarks.harness import CHROMIUM, CHROMIUM_FLAGS
+    from harness.server import CHROMIUM, CHROMIUM_FLAGS
 
     words = ("cat", "dog", "sun", "tree", "rain", "book", "road", "fish", "bird", "door", "ship", "song")
     proc, base = start_server(port=port)
@@ -217,41 +220,35 @@ def class_sentences(count: int, pieces: int = 128) -> list[str]:
     return out
 
 
-def _digest_pages() -> None:
-    """Make every Student run also record (kind, sha1 of the element) for each element that is a result."""
-    import hashlib
+@dataclass(frozen=True)
+class ResultDigest:
+    """A Student's ``observe``: (kind, sha1 of the element) for each element that is a result, to compare pages."""
 
-    from harness import cluster
-    from mha_core.i18n import translate
+    waiting: tuple[str, ...]   # the starts of the alerts a waiting page shows (its queue place, "computing")
 
-    if getattr(cluster._collect, "digests", False):
-        return
-    original = cluster._collect
-    waiting = (translate("en", "real.queue", n=0).split("0")[0], translate("en", "real.computing"))
+    @classmethod
+    def english(cls) -> ResultDigest:
+        from mha_core.i18n import translate
 
-    def collect(el, run) -> None:  # noqa: ANN001
-        original(el, run)
+        return cls((translate("en", "real.queue", n=0).split("0")[0], translate("en", "real.computing")))
+
+    def __call__(self, el) -> tuple[str, str] | None:  # noqa: ANN001 - a streamlit Element proto
         kind = el.WhichOneof("type")
-        if kind == "alert" and el.alert.body.startswith(waiting):
-            return  # the queue's place and "computing", shown while waiting: not a result
-        if kind and kind not in TRANSIENT:
-            run.__dict__.setdefault("digests", []).append(
-                (kind, hashlib.sha1(getattr(el, kind).SerializeToString(deterministic=True)).hexdigest()))
-
-    collect.digests = True
-    cluster._collect = collect
+        if kind is None or kind in TRANSIENT or (kind == "alert" and el.alert.body.startswith(self.waiting)):
+            return None
+        return kind, hashlib.sha1(getattr(el, kind).SerializeToString(deterministic=True)).hexdigest()
 
 
-async def _open_and_type(base: str, sentence: str) -> tuple[list, float, list[str]]:
+async def _open_and_type(base: str, sentence: str, digest: ResultDigest) -> tuple[list, float, list[str]]:
     """One student: open the real page, type the sentence; (result digests, seconds for the sentence, exceptions)."""
-    from harness.cluster import Student
+    from harness.websocket_client import Student
 
-    s = Student(base, "none", {"lang": "en"})
+    s = Student(base, "none", {"lang": "en"}, observe=digest)
     await s.connect()
     try:
         first = await s.run("real", timeout=600)
         mine = await s.run("real", {first.widget_id("real_sentence"): ("string_value", sentence)}, timeout=600)
-        return mine.__dict__.get("digests", []), mine.seconds, first.exceptions + mine.exceptions
+        return mine.observed, mine.seconds, first.exceptions + mine.exceptions
     finally:
         await s.close()
 
@@ -260,8 +257,8 @@ def _server_for_class() -> tuple:
     """A fresh server, warmed by one session on the default sentence; (process, base URL, its RSS in MiB)."""
     import asyncio
 
-    from benchmarks.harness import rss_mib
-    from harness.cluster import Student
+    from benchmarks.timing import rss_mib
+    from harness.websocket_client import Student
 
     proc, base = start_server(timeout=180)
 
@@ -281,9 +278,9 @@ def a_class(sizes: list[int], settle: float) -> None:
     import asyncio
     import threading
 
-    from benchmarks.harness import rss_mib
+    from benchmarks.timing import rss_mib
 
-    _digest_pages()
+    digest = ResultDigest.english()
     sentences = class_sentences(max(sizes))
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     # the page each sentence gets alone: one session after another on a server of its own
@@ -291,7 +288,7 @@ def a_class(sizes: list[int], settle: float) -> None:
     alone = {}
     try:
         for sent in sentences:
-            alone[sent], _, exc = asyncio.run(_open_and_type(base, sent))
+            alone[sent], _, exc = asyncio.run(_open_and_type(base, sent, digest))
             assert not exc, exc
     finally:
         stop_server(proc)
@@ -312,7 +309,7 @@ def a_class(sizes: list[int], settle: float) -> None:
         load = os.getloadavg()[0]
         try:
             async def everyone(n: int = n, base: str = base) -> list:
-                return await asyncio.gather(*(_open_and_type(base, s) for s in sentences[:n]))
+                return await asyncio.gather(*(_open_and_type(base, s, digest) for s in sentences[:n]))
 
             got = asyncio.run(everyone())
             time.sleep(settle)  # everyone has left: what the server gives back

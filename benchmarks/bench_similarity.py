@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from benchmarks.harness import percentile
+from benchmarks.timing import percentile
 from mha_core.attention import softmax
 from mha_core.head_similarity import group_heads, js_distances
 

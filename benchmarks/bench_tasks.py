@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from benchmarks.harness import percentile
+from benchmarks.timing import percentile
 from mha_core import toy
 from mha_core.toy.train import TRAIN_THREADS
 

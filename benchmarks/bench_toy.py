@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.harness import percentile
+from benchmarks.timing import percentile
 from mha_core.toy import (
     DEFAULT_RECIPE,
     generate,

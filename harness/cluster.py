@@ -1,13 +1,13 @@
-"""Several app replicas behind Debian's nginx on loopback, and a student that speaks Streamlit's websocket protocol.
+"""Several app replicas behind Debian's nginx on loopback (their students: harness/websocket_client.py).
 
 The balancer runs the shipped ``deploy/nginx/mha-lab.conf`` itself (only its ports rewritten), inside a main
 config of our own: prefix, pid, logs and temp files in a temporary folder, so Debian's nginx service and port 80
-are never touched. Shared by tests/e2e/test_deploy.py (kill a replica mid-class) and benchmarks/bench_balanced.py.
+are never touched. Shared by tests/e2e/test_deploy.py (kill a replica mid-class), benchmarks/bench_balanced.py and
+benchmarks/bench_live.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import shutil
@@ -17,9 +17,8 @@ import sys
 import time
 import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "deploy" / "nginx" / "mha-lab.conf"
@@ -196,95 +195,3 @@ def route_of(balancer: Balancer, cookie: str) -> str:
         time.sleep(0.02)
     raise RuntimeError("the balancer did not log the probe")
 
-
-# --- a student over Streamlit's own websocket protocol (what the browser sends) ---
-
-@dataclass
-class Run:
-    """What one script run sent back: widgets by key, texts of the page, and the exceptions."""
-
-    widgets: dict[str, tuple[str, str, object]] = field(default_factory=dict)  # key -> (id, kind, proto)
-    texts: list[str] = field(default_factory=list)
-    exceptions: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def widget_id(self, key: str) -> str:
-        return self.widgets[key][0]
-
-
-def _widget_key(widget_id: str) -> str:
-    """The user key inside a Streamlit element id (``$$ID-<hash>-<key>``); the id itself when it has none."""
-    parts = widget_id.split("-", 2)
-    return parts[2] if len(parts) == 3 and parts[0] == "$$ID" and parts[2] != "None" else widget_id
-
-
-def _collect(el, run: Run) -> None:  # noqa: ANN001 - a streamlit Element proto
-    kind = el.WhichOneof("type")
-    if kind is None:
-        return
-    sub = getattr(el, kind)
-    wid = getattr(sub, "id", "")
-    if isinstance(wid, str) and wid.startswith("$$ID"):
-        run.widgets[_widget_key(wid)] = (wid, kind, sub)
-    if kind == "exception":
-        run.exceptions.append(f"{sub.type}: {sub.message}")
-    for attr in ("body", "text", "label"):
-        value = getattr(sub, attr, None)
-        if isinstance(value, str) and value:
-            run.texts.append(value)
-
-
-class Student:
-    """One browser's worth of Streamlit session over a websocket, through the balancer with a route cookie."""
-
-    def __init__(self, base: str, route: str, query: Mapping[str, str], locale: str = "en-US") -> None:
-        self.url = base.replace("http", "ws", 1) + "/_stcore/stream"
-        self.route = route
-        self.query = dict(query)
-        self.locale = locale
-        self.ws = None
-
-    async def connect(self) -> None:
-        import websockets
-
-        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
-                                           additional_headers={"Cookie": f"{ROUTE_COOKIE}={self.route}"})
-
-    async def close(self) -> None:
-        if self.ws is not None:
-            await self.ws.close()
-            self.ws = None
-
-    async def run(self, page: str, widgets: Mapping[str, tuple[str, object]] = (), timeout: float = 120) -> Run:
-        """One script run of ``page`` with these widget values ({id: (proto field, value)}); waits for the end."""
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-        from streamlit.util import calc_hash
-
-        msg = BackMsg()
-        rs = msg.rerun_script
-        rs.query_string = urlencode(self.query)
-        rs.page_script_hash = "" if page == "overview" else calc_hash(page)
-        rs.page_name = "" if page == "overview" else page
-        rs.context_info.locale = self.locale
-        for wid, (kind, value) in dict(widgets).items():
-            w = rs.widget_states.widgets.add()
-            w.id = wid
-            if kind == "double_array_value":
-                w.double_array_value.data.extend(value)
-            else:
-                setattr(w, kind, value)
-        run = Run()
-        t0 = time.perf_counter()
-        await self.ws.send(msg.SerializeToString())
-        while True:
-            fm = ForwardMsg()
-            fm.ParseFromString(await asyncio.wait_for(self.ws.recv(), timeout=timeout))
-            kind = fm.WhichOneof("type")
-            if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                _collect(fm.delta.new_element, run)
-            elif kind == "page_info_changed":
-                self.query = dict(parse_qsl(fm.page_info_changed.query_string))
-            elif kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                run.seconds = time.perf_counter() - t0
-                return run

@@ -61,10 +61,10 @@ def test_pyproject_packages_the_core_and_the_benchmarks():
 
 
 def test_the_installed_package_imports_from_any_directory(tmp_path):
-    """After the README's test command (pip install --no-deps -e .): the core, its assets and the benchmark harness
-    load in a folder that is not the checkout, from this checkout."""
-    code = ("import mha_core, benchmarks.harness, harness.server; from mha_core.i18n import catalog; "
-            "print(mha_core.__file__); print(benchmarks.harness.ROOT); print(len(catalog('en')) > 0)")
+    """After the README's test command (pip install --no-deps -e .): the core, its assets, the benchmarks' helpers and
+    the harness load in a folder that is not the checkout, from this checkout."""
+    code = ("import mha_core, benchmarks.timing, harness.server; from mha_core.i18n import catalog; "
+            "print(mha_core.__file__); print(harness.server.ROOT); print(len(catalog('en')) > 0)")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, f"not installed? run: pip install --no-deps -e .\n{out.stderr}"
     core, harness_root, catalog_loaded = out.stdout.split()

@@ -87,7 +87,7 @@ def test_a_script_cannot_stuff_the_class(guarded_server):
     import concurrent.futures
     import time
 
-    from harness.cluster import Student
+    from harness.websocket_client import Student
     from mha_core.classroom import JoinLimits, Storage
     from mha_core.i18n import translate
     from mha_core.quiz.progress_store import new_student_id
@@ -101,12 +101,12 @@ def test_a_script_cannot_stuff_the_class(guarded_server):
         await s.connect()
         return s, await s.run("classroom", timeout=30)
 
-    async def join(s: Student, form, name: str):  # noqa: ANN001, ANN202 - cluster.Run
+    async def join(s: Student, form, name: str):  # noqa: ANN001, ANN202 - websocket_client.Run
         submit = next(k for k in form.widgets if k.startswith("FormSubmitter:classroom_join"))
         return await s.run("classroom", {form.widget_id("classroom_name_in"): ("string_value", name),
                                          form.widget_id(submit): ("trigger_value", True)}, timeout=30)
 
-    def said(run, key: str, **params: object) -> bool:  # noqa: ANN001 - cluster.Run
+    def said(run, key: str, **params: object) -> bool:  # noqa: ANN001 - websocket_client.Run
         text = translate("en", f"errors.{key}", **params)
         return any(t.startswith(text[:25]) for t in run.texts)
 

@@ -139,7 +139,7 @@ def _progress_text(answered: int) -> str:
     return translate("en", "quiz.progress", answered=answered, total=len(load_questions("en")))
 
 
-async def _answer(s, run, q, right: bool):  # noqa: ANN001, ANN202 - cluster.Student, cluster.Run, Question
+async def _answer(s, run, q, right: bool):  # noqa: ANN001, ANN202 - websocket_client.Student, websocket_client.Run, Question
     """Pick an option (the right one or a wrong one) and press Check; the next run and (canonical, correct)."""
     from mha_core.quiz.grading import grade
     from mha_core.ui.quiz import answer_key, button_key
@@ -153,7 +153,7 @@ async def _answer(s, run, q, right: bool):  # noqa: ANN001, ANN202 - cluster.Stu
     return after, (g.canonical, g.correct)
 
 
-async def _join(s, code: str, name: str) -> None:  # noqa: ANN001 - cluster.Student
+async def _join(s, code: str, name: str) -> None:  # noqa: ANN001 - websocket_client.Student
     await s.connect()
     form = await s.run("classroom")
     submit = next(k for k in form.widgets if k.startswith("FormSubmitter:classroom_join"))
@@ -177,14 +177,14 @@ async def _phase(s, key: str, questions, expected: dict, answered: int) -> None:
         assert _progress_text(answered + i + 1) in run.texts
 
 
-async def _dropped(s) -> bool:  # noqa: ANN001 - cluster.Student
+async def _dropped(s) -> bool:  # noqa: ANN001 - websocket_client.Student
     """Whether this student's websocket was closed under them (waits up to 10 s)."""
     import websockets
 
     try:
         async with asyncio.timeout(10):
             while True:  # messages still in flight (a status change after the last run) come first
-                await s.ws.recv()
+                await s.receive()
     except websockets.ConnectionClosed:
         return True
     except TimeoutError:
@@ -244,8 +244,9 @@ def test_a_class_survives_losing_a_replica(browser, deployment, shots):
 
     from sqlalchemy import select
 
-    from harness.cluster import ROUTE_COOKIE, Student
+    from harness.cluster import ROUTE_COOKIE
     from harness.server import wait_ready
+    from harness.websocket_client import Student
     from mha_core.classroom import Storage
     from mha_core.classroom.schema import answers, students
     from mha_core.quiz.progress_store import new_student_id

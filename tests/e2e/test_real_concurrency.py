@@ -1,5 +1,5 @@
 """Eight students on the real-model page at once, against a running server (issue 28, item 1): each types its own
-short sentence over Streamlit's websocket protocol (harness.cluster.Student) and must be told the same layer
+short sentence over Streamlit's websocket protocol (harness.websocket_client.Student) and must be told the same layer
 check verdict and shown the same tokens as that sentence gets alone. Before the fix, sessions shared the hooks
 on the one cached model and 19 of 20 were told the check failed."""
 
@@ -10,8 +10,8 @@ import concurrent.futures
 
 import pytest
 
-from harness.cluster import Student
 from harness.server import start_server, stop_server
+from harness.websocket_client import Student
 from mha_core import layer_check, pretrained, threads
 from mha_core.i18n import translate
 

@@ -1,24 +1,12 @@
-"""The benchmarks' timing helpers; starting the app and waiting for a page come from harness/server.py, which the
-tests use too (the tests never import the benchmarks package)."""
+"""The benchmarks' timing helpers (settled pages, percentiles, memory); starting the app and waiting for a page
+come from harness/server.py, which the tests use too (the tests never import the benchmarks package)."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-# the server and browser basics are shared with the tests (harness/server.py); the benchmarks take them from here
-from harness.server import (  # noqa: F401 - re-exported
-    CHROMIUM,
-    CHROMIUM_FLAGS,
-    PAGE_TEXT,
-    READY,
-    ROOT,
-    TEXT,
-    free_port,
-    start_server,
-    stop_server,
-    wait_ready,
-)
+from harness.server import PAGE_TEXT, READY, TEXT
 
 # For timing: the epoch ms of the page's *last* change once the script has stopped and the page has been quiet
 # for `quiet` ms (-1 on timeout). Under load the browser renders a run's elements well after the script-state
