@@ -176,7 +176,7 @@ def _coach(share: float | None) -> None:
         if advice is None:
             st.write(t("pi.coach_none"))
         else:
-            st.write(t(f"pi.coach_{advice.value}", share=_share(share)))
+            st.write(t(f"pi.coach_{advice.value}", share=f"{peer.coach_percent(share)}%"))
         st.caption(t("pi.coach_source"))
 
 
