@@ -108,7 +108,7 @@ def _zh_texts() -> dict[str, str]:
 
 
 CORNER_QUOTES = re.compile(r"[「」『』]")
-SPACE_AFTER_FULL_WIDTH = re.compile(r"[：，；！？、（“] +")
+SPACE_AFTER_FULL_WIDTH = re.compile(r"[：，；！？、（“。](?:\*\*)? +")  # also past a closing **
 
 
 def test_chinese_typography():
@@ -124,6 +124,7 @@ def test_chinese_typography():
 
 def test_the_typography_check_sees_the_slips():
     assert CORNER_QUOTES.search("默认句子「猫」") and SPACE_AFTER_FULL_WIDTH.search("**一句话定义**： 多头")
+    assert SPACE_AFTER_FULL_WIDTH.search("**你正在自主探索。** 老师")
     assert not CORNER_QUOTES.search("默认句子“猫”") and not SPACE_AFTER_FULL_WIDTH.search("（h = 1）和 “it” 的")
 
 

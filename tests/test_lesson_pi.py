@@ -41,7 +41,7 @@ from mha_core.lesson import (
     remaining,
     shift,
 )
-from mha_core.lesson.pi import moved
+from mha_core.lesson.pi import coach_percent, moved
 from mha_core.lesson.plan import (
     CHECK_ITEM_MINUTES,
     CONTENT_MINUTES,
@@ -187,6 +187,21 @@ def test_the_coach_on_real_counts_at_the_bounds():
     for right, advice in ((6, Advice.REVISIT), (7, Advice.DISCUSS), (14, Advice.DISCUSS), (15, Advice.EXPLAIN)):
         rows = [_row(i, 1, 0 if i < right else 1) for i in range(20)]
         assert coach(shift(rows, KEY, 2, 0).right_before) == advice
+
+
+def test_the_coachs_percent_never_contradicts_its_band():
+    # "35% right in round 1, under 35%" (8 of 23 rounded) is what a teacher must never read
+    from mha_core.i18n import translate
+
+    for n in range(1, 201):
+        for right in range(n + 1):
+            share = right / n
+            shown, advice = coach_percent(share), coach(share)
+            assert abs(shown - 100 * share) < 1, (right, n)
+            assert {Advice.REVISIT: shown < 35, Advice.DISCUSS: 35 <= shown <= 70,
+                    Advice.EXPLAIN: shown > 70}[advice], (right, n, shown, advice)
+    assert (coach_percent(8 / 23), coach_percent(19 / 27), coach_percent(7 / 20)) == (34, 71, 35)
+    assert translate("en", "pi.coach_revisit", share="34%").startswith("34% right in round 1, under 35%:")
 
 
 # --- the presenter's moves ---

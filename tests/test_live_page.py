@@ -245,6 +245,10 @@ def test_a_full_peer_instruction_cycle_closes_round_one_unseen_then_revote_both_
         ok(s.run())
     question = {q.id: q for q in load_questions("zh")}[follow_up.follow_up]
     assert any(question.prompt in m for m in markdowns(bo))          # in the student's own language
+    # answered alone, as Smith et al. 2009's isomorphic question was: on every phone and the projector
+    assert f"**{translate('zh', 'pi.alone')}**" in [i.value for i in bo.info]
+    assert f"**{translate('en', 'pi.alone')}**" in [i.value for i in ann.info]
+    assert translate("en", "pi.alone") in [i.value for i in at.info]
     vote(ann, follow_up.answer)
     vote(bo, (follow_up.answer + 1) % follow_up.n_options)
     ok(at.button(key=live.CLOSE_KEY).click().run())

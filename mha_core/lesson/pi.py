@@ -49,6 +49,17 @@ def coach(share_right: float | None) -> Advice | None:
     return Advice.DISCUSS
 
 
+def coach_percent(share: float) -> int:
+    """Round 1's share as the whole percent the coach's sentence shows, never across its band's bound: 8 of 23
+    right (34.8 %) reads 34 %, "under 35 %", not 35 %; 19 of 27 (70.4 %) reads 71 %, "over 70 %", not 70 %."""
+    shown, advice = round(share * 100), coach(share)
+    if advice == Advice.REVISIT:
+        return min(shown, round(LOW_SHARE * 100) - 1)
+    if advice == Advice.EXPLAIN:
+        return max(shown, round(HIGH_SHARE * 100) + 1)
+    return shown
+
+
 class Move(StrEnum):
     """A presenter's move on the vote (catalog ``live.move_<value>``)."""
 

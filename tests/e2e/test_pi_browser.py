@@ -97,7 +97,7 @@ def test_a_teacher_and_three_students_run_one_full_cycle(browser, live_server, s
     teacher.locator(".st-key-live_coach button").first.click()
     coach = teacher.locator('[data-testid="stPopoverBody"]').first
     coach.wait_for(timeout=FOLLOW_MS)
-    assert "33% right in round 1, under 35 %" in coach.inner_text()
+    assert "33% right in round 1, under 35%" in coach.inner_text()
     _shot(teacher, shots, "discuss-presenter-coach-1280-en")
     teacher.keyboard.press("Escape")
     for _, page, lang, tag in students:

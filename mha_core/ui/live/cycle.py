@@ -116,8 +116,8 @@ def teacher_vote(key: str, options: tuple[str, ...], answer: int, explanation: s
                   on_click=_on_open, args=(key, answer, len(options)))
         return
     if vote.phase == "open":
-        st.info(t("pi.alone") if vote.round == 1 else t("pi.revote") if vote.round == 2 else t("pi.follow_up_title"),
-                icon=":material/person:" if vote.round == 1 else ":material/forum:")
+        alone = vote.round != 2  # round 1 and the follow-up are answered alone; round 2 after the discussion
+        st.info(t("pi.alone") if alone else t("pi.revote"), icon=":material/person:" if alone else ":material/forum:")
         countdown(vote)
         _vote_count(presenter().lesson, key, vote.round)
     else:
@@ -176,7 +176,7 @@ def _coach(share: float | None) -> None:
         if advice is None:
             st.write(t("pi.coach_none"))
         else:
-            st.write(t(f"pi.coach_{advice.value}", share=_share(share)))
+            st.write(t(f"pi.coach_{advice.value}", share=f"{peer.coach_percent(share)}%"))
         st.caption(t("pi.coach_source"))
 
 

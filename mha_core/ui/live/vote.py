@@ -136,7 +136,7 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
     is_open = vote.phase == "open"
     unsent = is_open and m is not None and mine is None and _resend_unsent(m, vote)
     mine = voted.get((key, vote.round))
-    if is_open and vote.round == 1:
+    if is_open and vote.round in (1, FOLLOW_UP_ROUND):  # the follow-up too: alone, as Smith et al. 2009 asked it
         st.info(f"**{t('pi.alone')}**", icon=":material/person:")
     st.radio(t("common.predict_pick"), range(len(options)), index=None, key=ck,
              format_func=list(options).__getitem__, label_visibility="collapsed", disabled=not is_open)
