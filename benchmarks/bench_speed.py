@@ -170,9 +170,13 @@ def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - 
         return lambda: page.locator(f".st-key-{arg} label").first.click()
     if kind == "radio":  # the option after the one chosen at first, then back
         options = page.locator(f".st-key-{arg} [data-testid=stRadioOption]")
-        checked = [options.nth(j).locator("input").is_checked() for j in range(options.count())]
-        first = checked.index(True) if i % 2 == 0 else (checked.index(True) - 1) % len(checked)
-        return lambda: options.nth((first + 1) % len(checked) if i % 2 == 0 else first).click()
+        if not hasattr(page, "_speed_option"):  # read once per page: under throttling the previous move's
+            # rerun may still be redrawing the radio, with no option checked yet (cross at 6x: no True in list)
+            options.first.wait_for(state="visible")
+            checked = [options.nth(j).locator("input").is_checked() for j in range(options.count())]
+            page._speed_option = (checked.index(True), len(checked))  # noqa: SLF001 - the page's own choice
+        first, count = page._speed_option  # noqa: SLF001
+        return lambda: options.nth((first + 1) % count if i % 2 == 0 else first).click()
     if kind == "select":
         page.locator(f".st-key-{arg} [role=combobox]").first.click()
         option = page.locator("[role=option]").nth(1 if i % 2 == 0 else 0)
