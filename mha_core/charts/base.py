@@ -89,7 +89,7 @@ def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value
         .mark_bar()
         .encode(
             y=alt.Y("name:N", sort=list(names), title=None),
-            x=alt.X("value:Q", title=value_title),
+            x=alt.X("value:Q", title=value_title, stack=None),  # one bar per name: no per-datum stack order
             color=alt.Color("name:N", scale=alt.Scale(domain=list(names), range=colours), legend=None),
             tooltip=["name:N", alt.Tooltip("value:Q", format=".3f")],
         )
@@ -135,8 +135,30 @@ def spec_and_data(chart: alt.TopLevelMixin | dict) -> tuple[dict, pd.DataFrame |
         spec = bare.to_dict(validate=False)
         spec.pop("data", None)       # Altair's empty placeholder; Streamlit attaches the frame
         spec.pop("datasets", None)
-        return for_browser(spec), chart.data
+        return for_browser(in_data_order(spec, chart.data)), chart.data
     return for_browser(chart.to_dict(validate=False)), None
+
+
+def in_data_order(spec: dict, data: pd.DataFrame) -> dict:
+    """Drop each explicit sort list that only repeats the data's own order: the browser then draws the same chart
+    with no per-datum expression.
+
+    Vega-Lite compiles ``sort: [a, b, …]`` into a formula ``datum.col === a ? 0 : datum.col === b ? 1 : …`` that
+    Streamlit's CSP-safe Vega interpreter evaluates for every cell (a 128-column heatmap: 1,024 cells × up to 128
+    comparisons, on every slider move); ``sort: null`` keeps the order of first appearance, which our long-form
+    frames already have. With no missing value, marks also skip Vega-Lite's per-datum "is this a valid number"
+    filter (``invalid: null``). Both are kept when the data has a missing value (it could filter a first appearance
+    away).
+    """
+    if data.isna().to_numpy().any():
+        return spec
+    spec["config"] = {**spec.get("config", {}), "mark": {**spec.get("config", {}).get("mark", {}), "invalid": None}}
+    for channel in spec.get("encoding", {}).values():
+        if isinstance(channel, dict) and isinstance(channel.get("sort"), list) and channel.get("field") in data:
+            seen = [str(v) for v in dict.fromkeys(data[channel["field"]].tolist())]
+            if seen == [str(v) for v in channel["sort"]]:
+                channel["sort"] = None
+    return spec
 
 
 def for_browser(spec: dict) -> dict:
