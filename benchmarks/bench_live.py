@@ -54,7 +54,7 @@ from playwright.async_api import async_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.timing import percentile, rss_mib
+from benchmarks.timing import cpu_ms, percentile, rss_mib
 from harness.cluster import (
     ROUTE_COOKIE,
     free_port,
@@ -628,6 +628,7 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
             await asyncio.sleep(0.2)
 
     watcher = asyncio.create_task(watch())
+    rss_idle = sum(rss_mib(p.pid) for p in procs)  # warm servers, no student connected yet
     stored: list[tuple[str, int]] = []
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS) if browsers else None
@@ -640,10 +641,13 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
         except TimeoutError:
             lesson.errors.append(f"{sum(not s.ready.is_set() for s in students)} student(s) not started in time")
         startup = time.perf_counter() - t0
+        rss_joined = sum(rss_mib(p.pid) for p in procs)  # every student connected, on the first page
+        cpu0 = sum(cpu_ms(p.pid) for p in procs)
         try:
             stored = await asyncio.wait_for(teacher_lesson(teacher, lesson, n_moves, n_votes), RUN_LIMIT_S)
         except TimeoutError:
             lesson.errors.append(f"the lesson did not finish in {RUN_LIMIT_S:.0f} s")
+        lesson_cpu = sum(cpu_ms(p.pid) for p in procs) - cpu0
         _, pending = await asyncio.wait(tasks, timeout=FOLLOW_TIMEOUT_S + VOTE_TIMEOUT_S)
         for task in pending:   # a student still waiting for a move or vote that never came
             task.cancel()
@@ -670,6 +674,11 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
         out.append(f"  follow latency, publish committed -> Chromium page shows it: {summary(browser_ms)}")
     proto_vote = summary([x for s in students if not s.browser for x in s.vote_ms])
     browser_vote = summary([x for s in students if s.browser for x in s.vote_ms])
+    redraws = len(proto_ms) + len(browser_ms)
+    out.append(f"  server CPU during the moves and votes: {lesson_cpu / 1000:.1f} s for {redraws} follower redraws "
+               f"= {lesson_cpu / max(redraws, 1):.0f} ms per redraw (the teacher's runs and the votes included); "
+               f"memory {(rss_joined - rss_idle) / max(n, 1):.1f} MiB per connected student "
+               f"({rss_idle:.0f} MiB warm and empty, {rss_joined:.0f} MiB with every student on the first page)")
     out.append(f"  vote, choice -> page says it is in: protocol {proto_vote}"
                + (f"; Chromium {browser_vote}" if browsers else ""))
     for key, g in stored:

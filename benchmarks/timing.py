@@ -3,6 +3,7 @@ come from harness/server.py, which the tests use too (the tests never import the
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -83,6 +84,15 @@ def rss_mib(pid: int) -> float:
         except OSError:
             pass
     return total / 1024
+
+
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, in ms (Linux /proc): a server's work, not its waiting."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
 
 
 def median_ms(action, repeats: int, warmup: bool = True) -> float:
