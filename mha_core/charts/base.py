@@ -141,18 +141,17 @@ def spec_and_data(chart: alt.TopLevelMixin | dict) -> tuple[dict, pd.DataFrame |
 
 def in_data_order(spec: dict, data: pd.DataFrame) -> dict:
     """Drop each explicit sort list that only repeats the data's own order: the browser then draws the same chart
-    with no per-datum expression.
+    with no per-datum sort formula.
 
     Vega-Lite compiles ``sort: [a, b, …]`` into a formula ``datum.col === a ? 0 : datum.col === b ? 1 : …`` that
     Streamlit's CSP-safe Vega interpreter evaluates for every cell (a 128-column heatmap: 1,024 cells × up to 128
     comparisons, on every slider move); ``sort: null`` keeps the order of first appearance, which our long-form
-    frames already have. With no missing value, marks also skip Vega-Lite's per-datum "is this a valid number"
-    filter (``invalid: null``). Both are kept when the data has a missing value (it could filter a first appearance
-    away).
+    frames already have. A sort is kept when the data has a missing value (it could filter a first appearance
+    away). Vega-Lite's "is this a valid number" check is left as it is: ``invalid: null`` only moves it from the
+    data into every mark's encoding, at the same per-datum cost.
     """
     if data.isna().to_numpy().any():
         return spec
-    spec["config"] = {**spec.get("config", {}), "mark": {**spec.get("config", {}).get("mark", {}), "invalid": None}}
     for channel in spec.get("encoding", {}).values():
         if isinstance(channel, dict) and isinstance(channel.get("sort"), list) and channel.get("field") in data:
             seen = [str(v) for v in dict.fromkeys(data[channel["field"]].tolist())]
