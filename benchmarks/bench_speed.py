@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -102,7 +103,7 @@ class Case:
     name: str
     path: str                 # URL path and query after the base
     control: str              # "slider:<key>", "click:<text>", "toggle:<key>", "select:<key>", "radio:<key>",
-    reset: str | None = None  # "text:<key>"; a button to press (untimed) when the control is disabled
+    reset: str | None = None  # "text:<key>", "fresh:<key>"; a button to press (untimed) when the control is disabled
 
 
 def cases() -> list[Case]:
@@ -118,6 +119,7 @@ def cases() -> list[Case]:
         Case("sentence", "attend?fixed=0", "text:sentence"),
         Case("mask", "attend?fixed=0", "toggle:causal"),
         Case("head", "attend?fixed=0", "select:head"),
+        Case("real", "real", "fresh:real_sentence"),  # a sentence of 32 word pieces the server has never seen
     ]
 
 
@@ -150,6 +152,15 @@ class Result:
 
 
 SENTENCE_B = "The cat sat on the mat because it was tired"
+# Words that are one word piece each for MiniLM's uncased WordPiece: 30 of them, with [CLS] and [SEP], are 32 pieces.
+WORDS = ("the a cat dog sat ran on under mat tree because it was tired happy small big red blue old new house car "
+         "road park river city day night boy girl man woman book table chair door window").split()
+
+
+def fresh_sentence(seed: str, n_words: int = 30) -> str:
+    """A sentence no earlier move typed (so no cache has its result): ``n_words`` one-piece words drawn by ``seed``."""
+    rnd = random.Random(seed)
+    return " ".join(rnd.choice(WORDS) for _ in range(n_words))
 
 
 def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - a Playwright page
@@ -188,6 +199,9 @@ def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - 
             page._speed_sentence = area.input_value()  # noqa: SLF001 - the page's own sentence, to go back to
         area.fill(SENTENCE_B if i % 2 == 0 else page._speed_sentence)  # noqa: SLF001
         return lambda: page.keyboard.press("Control+Enter")
+    if kind == "fresh":  # a one-line input: a new sentence each move, sent with Enter
+        page.locator(f".st-key-{arg} input").first.fill(fresh_sentence(f"{time.time_ns()}-{i}"))
+        return lambda: page.keyboard.press("Enter")
     raise ValueError(f"unknown control {case.control}")
 
 

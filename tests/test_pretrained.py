@@ -10,6 +10,7 @@ import threading
 import numpy as np
 import pytest
 
+from benchmarks.bench_speed import fresh_sentence
 from mha_core import head_types, layer_check, minimal_pair, multi_head_attention, pretrained
 from mha_core.errors import LabError
 
@@ -368,3 +369,10 @@ def test_concurrent_runs_ablations_and_importance_equal_the_sequential_results_e
     assert all(np.array_equal(imp, alone_importance) for imp in got[5])
     for i in range(4):  # and the layer check still passes on every one
         assert all(c.ok for c in layer_check.check_all(model, got[i][-1]))
+
+
+def test_the_speed_benchmark_s_fresh_sentences_are_32_word_pieces_each_and_new(model):
+    """bench_speed's real case times a new 32-piece sentence per move (issue 26's target): each must be one."""
+    sentences = [fresh_sentence(f"seed-{i}") for i in range(5)]
+    assert len(set(sentences)) == 5
+    assert {pretrained.run(model, s).n for s in sentences} == {32}
