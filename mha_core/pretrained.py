@@ -220,18 +220,25 @@ def _forward(loaded: Loaded, enc: dict, keep: np.ndarray | None = None,
     slice of the context before the out-projection (0 = head off). Returns (attentions, layer inputs, attention
     outputs before residual + LayerNorm, last hidden state); the per-layer lists stay empty unless ``keep_layers``.
     """
-    import torch
-
     model = loaded.model
-    layers = need_bert(loaded)
     x = model.embeddings(input_ids=enc["input_ids"], token_type_ids=enc.get("token_type_ids"))
     if getattr(model, "embeddings_project", None) is not None:  # ELECTRA: embedding size ≠ hidden size
         x = model.embeddings_project(x)
+    return _layers(loaded, x, keep, 0, keep_layers)
+
+
+def _layers(loaded: Loaded, x: Any, keep: np.ndarray | None, start: int,
+            keep_layers: bool) -> tuple[list, list, list, Any]:
+    """Layers ``start``… of ``_forward`` on their input ``x`` (B, n, d): a head switched off in layer i leaves
+    every layer below i as it was, so an ablation can start at i from the intact run's input of layer i."""
+    import torch
+
+    layers = need_bert(loaded)
     mask = _additive_mask(loaded, x.shape[1], x.dtype)
     d_head = loaded.d_model // loaded.n_heads
     weights, inputs, outputs = [], [], []
-    for i, layer in enumerate(layers):
-        att = layer.attention
+    for i in range(start, len(layers)):
+        att = layers[i].attention
         context, w = att.self(x, attention_mask=mask)                 # (B, n, H·d), (B, H, n, n)
         if keep is not None:
             scale = torch.from_numpy(np.repeat(keep[:, i, :], d_head, axis=1)).to(context.dtype)[:, None, :]
@@ -242,7 +249,7 @@ def _forward(loaded: Loaded, enc: dict, keep: np.ndarray | None = None,
             weights.append(w[0])
             inputs.append(x[0])
             outputs.append(dense[0])
-        x = layer.feed_forward_chunk(y)
+        x = layers[i].feed_forward_chunk(y)
     return weights, inputs, outputs, x
 
 
@@ -309,18 +316,23 @@ def ablate(loaded: Loaded, sentence: str, off: list[tuple[int, int]], base: Run 
 
 
 def importance(loaded: Loaded, sentence: str) -> np.ndarray:
-    """(L, H): 1 − cos(sentence vector without that one head, with all heads) — one batched forward."""
+    """(L, H): 1 − cos(sentence vector without that one head, with all heads). The intact run once, then per
+    layer i one batch of its H heads switched off, started from the intact run's input of layer i (the layers
+    below are unchanged): Σᵢ H·(L − i) layer passes instead of L·H·L."""
     import torch
 
     need_bert(loaded)
     enc, *_ = _encode(loaded, sentence)
     L, H = loaded.n_layers, loaded.n_heads
-    keep = np.ones((L * H + 1, L, H), dtype=np.float32)
-    for i in range(L * H):
-        keep[i, i // H, i % H] = 0.0  # row L·H keeps every head: the reference
-    batch = {k: v.expand(L * H + 1, *v.shape[1:]) for k, v in enc.items()}
+    vecs = np.empty((L, H, loaded.d_model))
     with torch.no_grad():
-        vecs = _forward(loaded, batch, keep, keep_layers=False)[3].mean(1).double().numpy()
-    ref = vecs[-1]
-    cos = vecs[:-1] @ ref / np.maximum(np.linalg.norm(vecs[:-1], axis=1) * np.linalg.norm(ref), 1e-12)
+        _, inputs, _, last = _forward(loaded, enc)                   # inputs[i]: layer i's input (n, d)
+        ref = last[0].mean(0).double().numpy()
+        for i in range(L):
+            keep = np.ones((H, L, H), dtype=np.float32)
+            keep[np.arange(H), i, np.arange(H)] = 0.0                  # row h: head h of layer i off
+            x = inputs[i][None].expand(H, *inputs[i].shape)
+            vecs[i] = _layers(loaded, x, keep, i, keep_layers=False)[3].mean(1).double().numpy()
+    flat = vecs.reshape(L * H, -1)
+    cos = flat @ ref / np.maximum(np.linalg.norm(flat, axis=1) * np.linalg.norm(ref), 1e-12)
     return (1.0 - cos).reshape(L, H)
