@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchmarks.timing import percentile
+from harness.sentences import fresh_sentence
 from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 from mha_core.i18n import translate
 
@@ -152,17 +152,6 @@ class Result:
 
 
 SENTENCE_B = "The cat sat on the mat because it was tired"
-# Words that are one word piece each for MiniLM's uncased WordPiece: 30 of them, with [CLS] and [SEP], are 32 pieces.
-WORDS = ("the a cat dog sat ran on under mat tree because it was tired happy small big red blue old new house car "
-         "road park river city day night boy girl man woman book table chair door window").split()
-
-
-def fresh_sentence(seed: str, n_words: int = 30) -> str:
-    """A sentence no earlier move typed (so no cache has its result): ``n_words`` one-piece words drawn by ``seed``."""
-    rnd = random.Random(seed)
-    return " ".join(rnd.choice(WORDS) for _ in range(n_words))
-
-
 def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - a Playwright page
     """Prepare the i-th move (open a menu, fill a text) and return the one action the timing starts at."""
     kind, _, arg = case.control.partition(":")

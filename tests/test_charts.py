@@ -16,7 +16,7 @@ import pytest
 import vl_convert as vlc
 
 from apphelpers import open_page
-from mha_core.charts import base, pipeline, toy
+from mha_core.charts import base, pipeline, raster, toy
 from mha_core.figure_files import spec_svg
 from mha_core.ui import render
 
@@ -268,3 +268,17 @@ def test_a_sort_the_data_does_not_already_follow_is_kept():
     m[0, 0] = np.nan
     assert base.spec_and_data(base.heatmap(m, ["a", "b", "c"], ["x", "y", "z"]))[0]["encoding"]["y"]["sort"] == [
         "a", "b", "c"]
+
+
+def test_the_pixel_heatmaps_colours_are_vega_s_viridis():
+    """raster's 256 steps (assets/charts/viridis.json) are what Vega itself fills at each value: a picture drawn
+    as pixels reads like one drawn as marks, and the shared legend is true for both."""
+    values = [i / 255 for i in range(256)]
+    spec = {"data": {"values": [{"i": i, "v": v} for i, v in enumerate(values)]}, "mark": "rect",
+            "width": 1024, "height": 10, "config": {"view": {"stroke": None}},
+            "encoding": {"x": {"field": "i", "type": "ordinal", "axis": None},
+                         "color": {"field": "v", "type": "quantitative", "legend": None,
+                                   "scale": {"scheme": base.WEIGHT_SCHEME, "domain": [0, 1]}}}}
+    fills = re.findall(r'fill="rgb\((\d+), (\d+), (\d+)\)"', vlc.vegalite_to_svg(spec))
+    np.testing.assert_array_equal(np.array(fills, dtype=int), raster.viridis().astype(int))
+    np.testing.assert_array_equal(raster.colours(np.array([0.0, 1.0, np.nan, 2.0])), raster.viridis()[[0, 255, 0, 255]])

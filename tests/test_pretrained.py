@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from benchmarks.bench_speed import fresh_sentence
+from harness.sentences import fresh_sentence
 from mha_core import head_types, layer_check, minimal_pair, multi_head_attention, pretrained
 from mha_core.errors import LabError
 

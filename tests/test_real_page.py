@@ -3,15 +3,19 @@ server offers."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 
 import numpy as np
 import pytest
 from markdown_it import MarkdownIt
+from PIL import Image
 
 from apphelpers import open_page, shown_text
 from mha_core import minimal_pair, pretrained
+from mha_core.charts import raster
 from mha_core.i18n import LANGS, translate
 from mha_core.markdown import escape
 from mha_core.ui import real as real_ui
@@ -308,9 +312,36 @@ def test_the_token_lines_show_the_head_view_s_head(lang):
     np.testing.assert_allclose(rows["weight"], r.attentions[1, 4][rows["q"], rows["k"]], atol=5e-5)
 
 
-def test_long_inputs_pool_the_model_view_keep_the_head_view_and_order_the_similarity_map():
-    import numpy as np
+def _pixels(uri: str) -> np.ndarray:
+    """A PNG data URI's pixels, (h, w, 3) uint8."""
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGB"))
 
+
+def test_the_model_view_draws_each_head_as_its_weights_in_vega_s_colours_and_names_its_strongest_pair():
+    """One image mark per head (not one Vega mark per cell): every cell's pixels are the weight's viridis colour,
+    the tooltip's pair is the head's largest weight, and the table view keeps the numbers without the pixels."""
+    from mha_core.charts import real as charts
+    from mha_core.charts.base import spec_and_data
+
+    rng = np.random.default_rng(3)
+    attn = rng.random((2, 3, 5, 5)) ** 4
+    attn /= attn.sum(-1, keepdims=True)
+    labels = ("a", "b", "c", "d", "e")
+    spec, frame = spec_and_data(charts.model_view(attn, labels, layer_title="L", head_title="H", query_title="q",
+                                                  key_title="k", weight_title="w"))
+    assert spec["mark"]["type"] == "image" and len(frame) == 6
+    for row in frame.to_dict("records"):
+        head = attn[row["layer"], row["head"]]
+        pixels = _pixels(row["_image"])
+        scale = pixels.shape[0] // 5
+        assert scale * 5 >= raster.TARGET_PX and pixels.shape == (5 * scale, 5 * scale, 3)
+        np.testing.assert_array_equal(pixels[::scale, ::scale], raster.colours(head))
+        q, k = np.unravel_index(head.argmax(), head.shape)
+        assert row["strongest"] == f"{labels[q]} → {labels[k]}"
+        assert row["weight"] == pytest.approx(head.max(), abs=5e-4)
+
+
+def test_long_inputs_pool_the_model_view_keep_the_head_view_and_order_the_similarity_map():
     from mha_core.charts import real as charts
     from mha_core.charts.base import spec_and_data
 
@@ -328,7 +359,15 @@ def test_long_inputs_pool_the_model_view_keep_the_head_view_and_order_the_simila
     _, frame = spec_and_data(charts.model_view(attn, labels, layer_title="L", head_title="H", query_title="q",
                                                key_title="k", weight_title="w"))
     size = -(-70 // cells)
-    assert len(frame) == 2 * 3 * blocks * blocks and f"{size} w … {2 * size - 1} w" in set(frame["query"])
+    assert len(frame) == 2 * 3  # one image per head, each of the pooled grid's blocks × blocks cells
+    pixels = _pixels(frame["_image"][5])
+    scale = pixels.shape[0] // blocks
+    assert pixels.shape == (blocks * scale, blocks * scale, 3)
+    want, _ = charts.pool(attn, cells)
+    np.testing.assert_array_equal(pixels[::scale, ::scale], raster.colours(want[1, 2]))
+    blocks_named = {f"{a} w … {min(a + size, 70) - 1} w" if min(a + size, 70) - 1 > a else f"{a} w"
+                    for a in range(0, 70, size)}
+    assert all(set(p.split(" → ")) <= blocks_named for p in frame["strongest"])  # a block is named by its range
     _, frame = spec_and_data(charts.head_heatmap(attn[0, 0], labels, title="t", row_title="q", col_title="k",
                                                  value_title="w"))
     assert len(frame) == 70 * 70  # one head keeps every cell

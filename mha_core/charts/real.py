@@ -12,6 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from mha_core.charts import raster
 from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, bar, heatmap
 
 __all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "model_view", "pair_row", "pool",
@@ -19,8 +20,9 @@ __all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "
 
 NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
 OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
-MODEL_VIEW_CELLS = 16  # rows and columns per head in the model view; longer inputs are pooled (every head's full
-# grid is too many cells for a browser to settle in reasonable time; the head view below keeps every token)
+MODEL_VIEW_CELLS = 32  # rows and columns per head in the model view; longer inputs are pooled (72 images of 128 × 128
+# would be ~2 MB sent on every rerun; the head view below keeps every token)
+GAP = 1 / 12  # the empty band between two heads and between two layers, as a share of a head's square
 
 
 def pool(attn: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
@@ -37,41 +39,43 @@ def pool(attn: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
 
 def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, head_title: str, query_title: str,
                key_title: str, weight_title: str) -> alt.Chart:
-    """Every layer × head of ``attn`` (L, H, n, n) as a small heatmap, in one chart that fits the container's
-    width (tooltips per cell); more than MODEL_VIEW_CELLS tokens are pooled into blocks (see ``pool``)."""
+    """Every layer × head of ``attn`` (L, H, n, n) as a small heatmap drawn as pixels (one image mark per head, on
+    Vega's viridis: see ``raster``), in one chart that fits the container's width; a head's tooltip names its
+    strongest query → key pair. More than MODEL_VIEW_CELLS tokens are pooled into blocks (see ``pool``)."""
     n_tokens = attn.shape[-1]
     if n_tokens > MODEL_VIEW_CELLS:  # long inputs: blocks of consecutive tokens, labelled by their range
         attn, starts = pool(attn, MODEL_VIEW_CELLS)
         ends = np.append(starts[1:], n_tokens) - 1
         labels = [f"{labels[a]} … {labels[b]}" if b > a else labels[a] for a, b in zip(starts, ends, strict=True)]
     n_layers, n_heads, n, _ = attn.shape
-    step = n + 1  # one empty cell between heads and between layers
-    layer, head, i, j = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in attn.shape), indexing="ij"))
-    lab = np.asarray(labels, dtype=object)
-    # compact columns (~10 bytes a cell instead of ~80: 72 heads × 32 × 32 cells is 0.7 MB, not 6): small ints,
-    # float32 weights, labels as categories (Arrow dictionaries); x2, y2 are computed in the browser
-    df = pd.DataFrame({"x": (head * step + j).astype(np.int16), "y": (layer * step + i).astype(np.int16),
-                       "layer": layer.astype(np.int8), "head": head.astype(np.int8),
-                       "query": pd.Categorical(lab[i]), "key": pd.Categorical(lab[j]),
-                       "weight": np.round(attn.ravel(), 3).astype(np.float32)})
+    layer, head = (a.ravel() for a in np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij"))
+    flat = attn.reshape(n_layers * n_heads, n * n)
+    strongest = flat.argmax(1)
+    df = pd.DataFrame({
+        "layer": layer, "head": head,
+        "strongest": [f"{labels[k // n]} → {labels[k % n]}" for k in strongest],
+        "weight": np.round(flat[np.arange(len(flat)), strongest], 3),
+        "_x": head.astype(float), "_x2": head + 1 - GAP, "_y": layer.astype(float), "_y2": layer + 1 - GAP,
+        "_image": [raster.png_uri(attn[lay, h]) for lay, h in zip(layer, head, strict=True)],
+    })
 
     def axis(count: int, prefix: str) -> alt.Axis:
-        return alt.Axis(values=[k * step + n / 2 for k in range(count)], labelExpr=f"'{prefix}' + floor(datum.value / "
-                        f"{step})", grid=False, ticks=False, domain=False, labelFontSize=10)
+        return alt.Axis(values=[k + (1 - GAP) / 2 for k in range(count)], labelExpr=f"'{prefix}' + floor(datum.value)",
+                        grid=False, ticks=False, domain=False, labelFontSize=10)
 
     return (
-        alt.Chart(df).mark_rect()
-        .transform_calculate(x2="datum.x + 1", y2="datum.y + 1")
+        alt.Chart(df).mark_image(aspect=False)
         .encode(
-            x=alt.X("x:Q", axis=axis(n_heads, "H"), title=head_title, scale=alt.Scale(domain=[0, n_heads * step - 1])),
-            x2="x2:Q",
-            y=alt.Y("y:Q", axis=axis(n_layers, "L"), title=layer_title,
-                    scale=alt.Scale(domain=[0, n_layers * step - 1], reverse=True)),
-            y2="y2:Q",
-            color=alt.Color("weight:Q", scale=alt.Scale(scheme=WEIGHT_SCHEME, domain=[0, 1]), title=weight_title,
-                            legend=alt.Legend(orient="bottom")),
+            x=alt.X("_x:Q", axis=axis(n_heads, "H"), title=head_title, scale=alt.Scale(domain=[0, n_heads - GAP])),
+            x2="_x2:Q",
+            y=alt.Y("_y:Q", axis=axis(n_layers, "L"), title=layer_title,
+                    scale=alt.Scale(domain=[0, n_layers - GAP], reverse=True)),
+            y2="_y2:Q",
+            url="_image:N",
+            color=alt.Color("weight:Q", scale=alt.Scale(scheme=WEIGHT_SCHEME, domain=[0, 1]),
+                            title=weight_title, legend=alt.Legend(orient="bottom")),  # the images' colour key
             tooltip=[alt.Tooltip("layer:Q", title=layer_title), alt.Tooltip("head:Q", title=head_title),
-                     alt.Tooltip("query:N", title=query_title), alt.Tooltip("key:N", title=key_title),
+                     alt.Tooltip("strongest:N", title=f"{query_title} → {key_title}"),
                      alt.Tooltip("weight:Q", title=weight_title, format=".3f")],
         )
         .properties(width="container", height=min(560, 64 * n_layers + 40), autosize=FIT_WIDTH)

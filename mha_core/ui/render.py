@@ -244,6 +244,7 @@ def _as_tables(spec: dict, frame: pd.DataFrame) -> None:
         if name is not None:
             st.markdown(f"**{name}**")
         part = part.drop(columns=[panel]) if panel else part
+        part = part.drop(columns=[c for c in part.columns if str(c).startswith("_")])  # drawing only: place, pixels
         heat = {"row", "col", "value"} <= set(part.columns)
         st.dataframe(as_table(part) if heat else part, width="stretch", hide_index=not heat)
 

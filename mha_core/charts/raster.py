@@ -1,0 +1,44 @@
+"""Heatmaps drawn as pixels: one small PNG per panel instead of one Vega mark per cell.
+
+A browser draws (and re-encodes on every rerun) each Vega mark; the real model's 72 heads × 32 × 32 cells are 73,728
+marks, most of a page's main-thread time. An image is decoded once. Colours are Vega's own scheme, sampled at 256
+steps (assets/charts/viridis.json, checked against Vega in tests/test_charts.py), so a picture drawn as pixels and
+one drawn as marks read alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+SCHEME_FILE = Path(__file__).resolve().parents[2] / "assets" / "charts" / "viridis.json"
+TARGET_PX = 96  # a panel is at least this many pixels wide: small grids are scaled up by whole pixels, no blur
+
+
+@cache
+def viridis() -> np.ndarray:
+    """(256, 3) uint8: Vega's viridis at value i / 255."""
+    hexes = json.loads(SCHEME_FILE.read_text(encoding="utf-8"))["rgb"]
+    return np.array([[int(h[k:k + 2], 16) for k in (0, 2, 4)] for h in hexes], dtype=np.uint8)
+
+
+def colours(values: np.ndarray) -> np.ndarray:
+    """(…) values in [0, 1] → (…, 3) uint8 RGB on Vega's viridis (the value's nearest of 256 steps)."""
+    steps = np.rint(np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0) * 255).astype(np.intp)
+    return viridis()[steps]
+
+
+def png_uri(grid: np.ndarray) -> str:
+    """One (rows, cols) grid of values in [0, 1] as a PNG data URI, each cell a square of whole pixels."""
+    scale = max(1, -(-TARGET_PX // max(grid.shape)))
+    rgb = np.repeat(np.repeat(colours(grid), scale, axis=0), scale, axis=1)
+    buf = io.BytesIO()
+    Image.fromarray(rgb, mode="RGB").save(buf, format="PNG", optimize=False, compress_level=6)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
