@@ -1,9 +1,9 @@
 """Heatmaps drawn as pixels: one small PNG per panel instead of one Vega mark per cell.
 
 A browser draws (and re-encodes on every rerun) each Vega mark; the real model's 72 heads × 32 × 32 cells are 73,728
-marks, most of a page's main-thread time. An image is decoded once. Colours are Vega's own scheme, sampled at 256
-steps (assets/charts/viridis.json, checked against Vega in tests/test_charts.py), so a picture drawn as pixels and
-one drawn as marks read alike.
+marks, a large share of the page's main-thread time. An image is decoded once. Colours are Vega's own scheme,
+sampled at 256 steps (assets/charts/viridis.json, checked against Vega in tests/test_charts.py), so a picture
+drawn as pixels and one drawn as marks read alike.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ TARGET_PX = 96  # a panel is at least this many pixels wide: small grids are sca
 def viridis() -> np.ndarray:
     """(256, 3) uint8: Vega's viridis at value i / 255."""
     hexes = json.loads(SCHEME_FILE.read_text(encoding="utf-8"))["rgb"]
-    return np.array([[int(h[k:k + 2], 16) for k in (0, 2, 4)] for h in hexes], dtype=np.uint8)
+    table = np.array([[int(h[k:k + 2], 16) for k in (0, 2, 4)] for h in hexes], dtype=np.uint8)
+    table.setflags(write=False)  # one table for the process: no caller can change it for the others
+    return table
 
 
 def colours(values: np.ndarray) -> np.ndarray:

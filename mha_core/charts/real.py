@@ -20,8 +20,8 @@ __all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "
 
 NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
 OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
-MODEL_VIEW_CELLS = 32  # rows and columns per head in the model view; longer inputs are pooled (72 images of 128 × 128
-# would be ~2 MB sent on every rerun; the head view below keeps every token)
+MODEL_VIEW_CELLS = 32  # rows and columns per head in the model view; longer inputs are pooled (the 72 images are sent
+# on every rerun, ~200 KB at 32; the head view below keeps every token)
 GAP = 1 / 12  # the empty band between two heads and between two layers, as a share of a head's square
 
 
