@@ -152,6 +152,8 @@ class Result:
 
 
 SENTENCE_B = "The cat sat on the mat because it was tired"
+
+
 def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - a Playwright page
     """Prepare the i-th move (open a menu, fill a text) and return the one action the timing starts at."""
     kind, _, arg = case.control.partition(":")

@@ -315,24 +315,22 @@ def ablate(loaded: Loaded, sentence: str, off: list[tuple[int, int]], base: Run 
     return cosine(run(loaded, sentence, mask).sentence_vec, base.sentence_vec)
 
 
-def importance(loaded: Loaded, sentence: str) -> np.ndarray:
-    """(L, H): 1 − cos(sentence vector without that one head, with all heads). The intact run once, then per
-    layer i one batch of its H heads switched off, started from the intact run's input of layer i (the layers
-    below are unchanged): Σᵢ H·(L − i) layer passes instead of L·H·L."""
+def importance(loaded: Loaded, sentence: str, base: Run | None = None) -> np.ndarray:
+    """(L, H): 1 − cos(sentence vector without that one head, with all heads). From the intact run (``base``, or
+    run now), per layer i one batch of its H heads switched off, started from that run's input of layer i (the
+    layers below are unchanged): Σᵢ H·(L − i) layer passes instead of L·H·L."""
     import torch
 
     need_bert(loaded)
-    enc, *_ = _encode(loaded, sentence)
+    base = base or run(loaded, sentence)
     L, H = loaded.n_layers, loaded.n_heads
     vecs = np.empty((L, H, loaded.d_model))
     with torch.no_grad():
-        _, inputs, _, last = _forward(loaded, enc)                   # inputs[i]: layer i's input (n, d)
-        ref = last[0].mean(0).double().numpy()
         for i in range(L):
             keep = np.ones((H, L, H), dtype=np.float32)
             keep[np.arange(H), i, np.arange(H)] = 0.0                  # row h: head h of layer i off
-            x = inputs[i][None].expand(H, *inputs[i].shape)
+            x = torch.from_numpy(np.array(base.layer_inputs[i]))[None].expand(H, -1, -1)  # (H, n, d)
             vecs[i] = _layers(loaded, x, keep, i, keep_layers=False)[3].mean(1).double().numpy()
-    flat = vecs.reshape(L * H, -1)
+    flat, ref = vecs.reshape(L * H, -1), base.sentence_vec.astype(np.float64)
     cos = flat @ ref / np.maximum(np.linalg.norm(flat, axis=1) * np.linalg.norm(ref), 1e-12)
     return (1.0 - cos).reshape(L, H)

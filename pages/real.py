@@ -159,7 +159,7 @@ if loaded.bert_like:
     if r.n <= real_ui.IMPORTANCE_AUTO or st.toggle(t("real.importance_run", n=r.n), key=real_ui.IMPORTANCE_KEY,
                                             help=t("real.importance_run_help", auto=real_ui.IMPORTANCE_AUTO)):
         with st.spinner(t("real.importance_wait")):
-            imp = real_ui.importance(loaded, sentence)
+            imp = real_ui.importance(loaded, r, sentence)
         render.chart(charts.score_map, imp, title=t("real.importance"), layer_title=t("real.layer"),
                      head_title=t("real.head"), value_title=t("real.importance_value"))
         st.caption(t("real.importance_help"))

@@ -417,5 +417,5 @@ def test_ablation_and_importance_take_their_turn_and_no_head_off_costs_no_forwar
     monkeypatch.setattr(turns, "turn", lambda *a, **k: taken.append(1) or original(*a, **k))
     monkeypatch.setattr(real_ui, "TURNS", turns)
     real_ui.ablate(loaded, r, s, [(0, 1)])
-    real_ui.importance(loaded, s)
+    real_ui.importance(loaded, r, s)
     assert len(taken) == 2

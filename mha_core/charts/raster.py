@@ -41,6 +41,5 @@ def png_uri(grid: np.ndarray) -> str:
     scale = max(1, -(-TARGET_PX // max(grid.shape)))
     rgb = np.repeat(np.repeat(colours(grid), scale, axis=0), scale, axis=1)
     buf = io.BytesIO()
-    Image.fromarray(rgb, mode="RGB").save(buf, format="PNG", optimize=False, compress_level=6)
+    Image.fromarray(rgb, mode="RGB").save(buf, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-

@@ -226,10 +226,10 @@ def checks(loaded: pretrained.Loaded, r: pretrained.Run, sentence: str) -> list[
     return RESULTS.get(("checks", cache_name(loaded), sentence), lambda: layer_check.check_diffs(loaded, r))
 
 
-def importance(loaded: pretrained.Loaded, sentence: str) -> np.ndarray:
-    """Per-head importance (1 − cosine), one batched forward, cached."""
+def importance(loaded: pretrained.Loaded, base: pretrained.Run, sentence: str) -> np.ndarray:
+    """Per-head importance (1 − cosine) from the sentence's run the page already has, cached."""
     return RESULTS.get(("importance", cache_name(loaded), sentence),
-                       lambda: in_turn(lambda: pretrained.importance(loaded, sentence)))
+                       lambda: in_turn(lambda: pretrained.importance(loaded, sentence, base)))
 
 
 def ablate(loaded: pretrained.Loaded, base: pretrained.Run, sentence: str, off: list[tuple[int, int]]) -> float:
