@@ -245,6 +245,21 @@ def test_overview_table_has_one_row_per_head_with_its_strongest_weight(lang):
     assert ((weights > 0) & (weights <= 1)).all()
 
 
+def test_the_code_that_ran_is_drawn_only_while_its_expander_is_open():
+    """Closed (every page's first view and every move), the expander holds no code; opened, the functions' own
+    source, as inspect reads it."""
+    import inspect
+
+    from mha_core.attention import merge_heads, split_heads
+    from mha_core.ui.render import source_key
+
+    at = open_page("pages/split.py", "en")
+    assert not at.exception and not at.code
+    at.session_state[source_key(split_heads, merge_heads)] = True  # what the browser sends when it is opened
+    at.run()
+    assert [c.value for c in at.code] == [inspect.getsource(f).rstrip() for f in (split_heads, merge_heads)]
+
+
 def test_the_pipeline_diagram_is_an_image_drawn_on_the_server_with_the_live_shapes():
     """No Graphviz layout in the browser on each h move: the overview shows the server's SVG as an image."""
     import base64

@@ -78,11 +78,27 @@ def shapes(rows: Sequence[tuple[str, tuple[int, ...], str]]) -> None:
 
 
 def source(*objs: Callable) -> None:
-    """The core functions' own source, as it ran: what the page shows is what this code computed."""
-    with st.expander(t("common.code_that_ran"), icon=":material/code:"):
-        for obj in objs:
-            st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
-            st.code(inspect.getsource(obj), language="python")
+    """The core functions' own source, as it ran: what the page shows is what this code computed.
+
+    Drawn only while the expander is open (opening it reruns the page): highlighted code is a page's largest share
+    of DOM nodes, redrawn on every move though nobody reads it, and its highlighter the largest script a first
+    page would load (benchmarks/bench_speed.py).
+    """
+    with st.expander(t("common.code_that_ran"), icon=":material/code:", key=source_key(*objs),
+                     on_change="rerun") as box:
+        if box.open:
+            for obj in objs:
+                st.caption(f"`{_qualified(obj)}`")
+                st.code(inspect.getsource(obj), language="python")
+
+
+def _qualified(obj: Callable) -> str:
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def source_key(*objs: Callable) -> str:
+    """The widget key of ``source(*objs)``'s expander (its open state): one per set of functions shown."""
+    return "source_" + hashlib.blake2b(" ".join(map(_qualified, objs)).encode(), digest_size=6).hexdigest()
 
 
 def head_title(wt: Walkthrough, i: int) -> str:
