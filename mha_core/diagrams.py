@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from mha_core.charts.base import head_colour
+from mha_core.charts.palette import head_colour
 
 MAX_DRAWN_HEADS = 8  # beyond this the middle heads fold into "⋯"
 

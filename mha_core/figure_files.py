@@ -11,13 +11,16 @@ import importlib.resources
 import io
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import altair as alt
 import numpy as np
 import vl_convert as vlc
 
 from mha_core.attention import Trace
 from mha_core.errors import LabError
+
+if TYPE_CHECKING:
+    import altair as alt  # a chart's type only: this module is on every page's path, Altair is not (0.27 s)
 
 __all__ = ["EXPORT_FONT", "EXPORT_WIDTH", "PNG_SCALE", "chart_png", "chart_svg", "file_name", "heads_csv",
            "matrix_csv", "spec_png", "spec_svg", "table_csv", "weights_csv"]

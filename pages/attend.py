@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from mha_core import scaled_dot_product_attention
-from mha_core.charts import base, lines
+from mha_core.charts import base, lines, pipeline
 from mha_core.settings import CAUSAL, HEAD
 from mha_core.ui import chart_downloads, prediction, render, state, t
 from mha_core.walkthrough import scale_demo, weights_without_scaling
@@ -39,7 +39,10 @@ prediction.predict(f"attend-{asked}-{head}", t("attend.predict", head=head_names
                t("attend.predict_why", weight=float(row.max())))
 
 st.subheader(t("attend.grid_title", h=trace.n_heads))
-render.heads_grid(wt, trace.weights, value_title=t("common.weight"))
+titles = tuple(render.head_title(wt, i) for i in range(trace.n_heads))  # one heatmap per head, in one chart
+render.chart(pipeline.head_grid, trace.weights, tuple(labels), tuple(labels), titles, row_title=t("common.query"),
+             col_title=t("common.key"), value_title=t("common.weight"),
+             export=chart_downloads.heads(trace.weights, titles, labels, labels, t("common.weight"), "heads"))
 st.caption(t("common.illustrative_note") if wt.weights.head_kinds else t("common.random_note"))
 
 st.subheader(t("lines.title"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -55,3 +56,21 @@ def visible_strings(lang: str) -> list[tuple[str, str]]:
     with (ROOT / "assets" / "quiz" / f"{lang}.toml").open("rb") as f:
         quiz = [(f"quiz:{k}", render_citations(v, cite_style(lang))) for k, v in flatten(tomllib.load(f))]
     return sorted(catalog(lang).items()) + quiz
+
+
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def tables(at: AppTest) -> list[list[dict[str, str]]]:
+    """The page's tables (render.table draws them as markdown), each as rows of {header: cell text as shown}."""
+    out = []
+    for element in at.markdown:
+        lines = str(element.value).split("\n")
+        if len(lines) < 2 or not lines[0].startswith("|") or not set(lines[1]) <= set("|:-"):
+            continue
+        cells = [[_UNESCAPE.sub(r"\1", c).strip() for c in _CELL_SPLIT.split(line.strip().strip("|"))]
+                 for line in lines if line.startswith("|")]
+        head, rows = cells[0], cells[2:]
+        out.append([dict(zip(head, row, strict=True)) for row in rows])
+    return out

@@ -50,3 +50,20 @@ def test_error_messages_escape_their_parameters():
     body = at.error[0].value
     assert "\\!\\[i\\]" in body and "![i](" not in body
     assert isinstance(LabError("k"), ValueError)
+
+
+def test_a_table_keeps_every_cell_literal_and_in_its_column():
+    """render.table draws markdown tables: a cell with ``|``, ``**`` or a link must stay one literal cell."""
+    from mha_core.markdown import table_markdown
+
+    names = [*HOSTILE, "plain"]
+    md = table_markdown({"name": names, "weight": [0.5] * len(names), "n": list(range(len(names)))}, decimals=2)
+    html = MarkdownIt("commonmark").enable("table").render(md)
+    assert html.count("<tr>") == len(names) + 1                # a header row and one row per name, none split
+    assert html.count("<td") == 3 * len(names)                 # three cells each: a | inside a name split nothing
+    for tag in ("<img", "<a ", "<strong", "<em", "<code", "<h1"):
+        assert tag not in html, html
+    assert md.splitlines()[1] == "|:---|---:|---:|"             # text left, numbers right-aligned
+    assert "| plain | 0.50 | 8 |" in md
+    with pytest.raises(ValueError):
+        table_markdown({"a": [1, 2], "b": [1]})

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from apphelpers import open_page, shown_text
+from apphelpers import open_page, shown_text, tables
 from mha_core.charts import generate as charts
 from mha_core.counts import kv_cache_bytes
 from mha_core.i18n import LANGS, translate
@@ -162,13 +162,13 @@ def test_the_comparison_is_the_models_own_numbers():
     from mha_core.units import format_params
 
     at = open_tab("share")
-    df = at.table[0].value  # the comparison (the second table is one layer's head scores)
+    shown = [list(row.values()) for row in tables(at)[0]]  # the comparison (the second: one layer's head scores)
     for i, m in enumerate(MODELS):
         cfg = m.config
         own = sum(p.numel() for n, p in m.named_parameters() if ".attn." in n)
-        assert df.iloc[i, 1] == format_params(own)
+        assert shown[i][1] == format_params(own)
         metrics = repeat_metrics(m, held_out_batch(cfg))
-        assert float(df.iloc[i, 2]) == pytest.approx(metrics.loss, abs=1e-3)
-        assert df.iloc[i, 3] == f"{metrics.accuracy:.1%}"
-        assert df.iloc[i, 4] == format_bytes(2 * cfg.n_layers * cfg.kv_heads * cfg.d_head * cfg.n_ctx * 4)
+        assert float(shown[i][2]) == pytest.approx(metrics.loss, abs=1e-3)
+        assert shown[i][3] == f"{metrics.accuracy:.1%}"
+        assert shown[i][4] == format_bytes(2 * cfg.n_layers * cfg.kv_heads * cfg.d_head * cfg.n_ctx * 4)
     assert len({m.config.d_model for m in MODELS}) == 1 and [m.config.kv_heads for m in MODELS] == [4, 2, 1]

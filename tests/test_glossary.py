@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from apphelpers import open_page, visible_strings
+from apphelpers import open_page, tables, visible_strings
 from mha_core.glossary import GROUPS, Term, load_glossary, search, variants_in
-from mha_core.i18n import LANGS, catalog
+from mha_core.i18n import LANGS, catalog, translate
 from mha_core.sources import cited_keys, load_sources
 from mha_core.ui.nav import PAGES
 
@@ -98,13 +98,14 @@ def test_glossary_page_shows_every_term_with_the_other_language_beside_it(lang):
     at = open_page("pages/glossary.py", lang)
     assert not at.exception
     other = "en" if lang == "zh" else "zh"
-    rows = [row for table in at.table for row in table.value.itertuples(index=False)]
+    head, other_head = (translate(lang, f"glossary.col_{c}") for c in ("term", "other"))
+    rows = [row for table in tables(at) for row in table]
     assert len(rows) == len(TERMS)
-    assert {(row[0], row[1]) for row in rows} == {(t.term(lang), t.term(other)) for t in TERMS}
+    assert {(row[head], row[other_head]) for row in rows} == {(t.term(lang), t.term(other)) for t in TERMS}
     at.text_input(key="glossary_search").set_value("归纳头").run()
-    assert {row[0] for table in at.table for row in table.value.itertuples(index=False)} >= {
-        next(t for t in TERMS if t.id == "induction_head").term(lang)}
-    assert sum(len(table.value) for table in at.table) < len(TERMS)
+    found = [row[head] for table in tables(at) for row in table]
+    assert next(t for t in TERMS if t.id == "induction_head").term(lang) in found
+    assert len(found) < len(TERMS)
 
 
 # 词 inside a word that is not "token": 名词 (noun), 分词 (segmentation), 词典 (dictionary), 提示 … (a prompt).

@@ -224,24 +224,30 @@ def function_imports(name: str, path: Path) -> Iterator[tuple[ast.stmt, str]]:
         todo.extend((child, inside) for child in ast.iter_child_nodes(node))
 
 
-def loads_heavy(module: str, modules: dict[str, Path]) -> bool:
-    """Whether importing ``module`` loads a HEAVY library (its module-level imports, and theirs)."""
-    seen, todo = set(), [module]
+def loads_heavy(module: str, modules: dict[str, Path], heavy: frozenset[str] = HEAVY) -> bool:
+    """Whether importing ``module`` loads a ``heavy`` library (its module-level imports, and theirs)."""
+    return bool(heavy_loads(module, modules, heavy))
+
+
+def heavy_loads(module: str, modules: dict[str, Path], heavy: frozenset[str]) -> list[str]:
+    """The first chain of module-level imports by which importing ``module`` loads a ``heavy`` library, or []."""
+    seen, todo = set(), [(module, [module])]
     while todo:
-        m = todo.pop()
+        m, chain = todo.pop()
         if m in seen or m not in modules:
             continue
         seen.add(m)
-        for node in _tree(modules[m]).body:
+        for node in _tree(modules[m]).body:  # module level only: an ``if TYPE_CHECKING:`` block is not run
             if not isinstance(node, ast.Import | ast.ImportFrom):
                 continue
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            if not getattr(node, "level", 0) and any(n.split(".")[0] in HEAVY for n in names):
-                return True
+            hit = [n for n in names if not getattr(node, "level", 0) and n.split(".")[0] in heavy]
+            if hit:
+                return [*chain, hit[0]]
             imp = next(imports(m, ast.unparse(node), modules[m].name == "__init__.py"))
             deps = resolve(imp, modules)
-            todo.extend(deps | {p for d in deps for p in parents_run(m, d, modules)})
-    return False
+            todo.extend((d, [*chain, d]) for d in deps | {p for d in deps for p in parents_run(m, d, modules)})
+    return []
 
 
 def late_imports(name: str, path: Path, modules: dict[str, Path]) -> list[str]:
@@ -278,6 +284,24 @@ def test_no_function_level_import_of_a_project_module():
     bad = {name: late for name, path in MODULES.items() if (late := late_imports(name, path, MODULES))}
     assert not bad, "function-level imports (move to module level; a heavy lazy load says '# lazy: why'): " + \
         "; ".join(f"{n} {', '.join(b)}" for n, b in sorted(bad.items()))
+
+
+# What a fresh server's first page must not import: 0.27 s (Altair) and 0.26 s (pandas) of its cold start; a page
+# that draws a chart imports them through its builders' modules.
+FIRST_PAGE_SPARES = frozenset({"altair", "pandas", "torch", "transformers", "fpdf"})
+
+
+def test_the_first_page_imports_no_chart_library_nor_torch():
+    """app.py and the default page (overview), followed through every module-level import they run."""
+    scripts = [ROOT / "app.py", ROOT / "pages" / "overview.py"]
+    found = {}
+    for script in scripts:
+        for imp in imports("__main__", script.read_text(encoding="utf-8")):
+            assert imp.module.split(".")[0] not in FIRST_PAGE_SPARES, f"{script.name} imports {imp.module}"
+            for target in resolve(imp, MODULES):
+                if chain := heavy_loads(target, MODULES, FIRST_PAGE_SPARES):
+                    found[f"{script.name}: {imp.module}"] = " -> ".join(chain)
+    assert not found, "; ".join(f"{k} loads {v}" for k, v in found.items())
 
 
 def test_the_class_store_knows_no_lesson_type():

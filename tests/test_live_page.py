@@ -321,16 +321,25 @@ def test_ending_the_lesson_frees_the_students(store):
 
 
 def test_the_vote_charts_are_valid_and_the_histogram_hides_the_answer_until_revealed():
+    """The vote charts are plain Vega-Lite specs (no Altair on a first page): valid against the schema Altair
+    ships, and drawn the way render.chart draws a finished spec (one inline data set, exported as CSV)."""
+    import altair as alt
+
     from mha_core.charts import votes as vote_charts
+    from mha_core.charts.spec import spec_and_data
 
     labels = ("a × b", "same", "less")
-    hidden = vote_charts.histogram((3, 5, 0), labels, count_title="Votes").to_dict(validate=True)
-    shown = vote_charts.histogram((3, 5, 0), labels, answer=1).to_dict(validate=True)
+    hidden = vote_charts.histogram((3, 5, 0), labels, count_title="Votes")
+    shown = vote_charts.histogram((3, 5, 0), labels, answer=1)
+    moved = vote_charts.shift_bars((3, 5, 0), (1, 7, 0), labels, round_titles=("R1", "R2"))
+    for made in (hidden, shown, moved):
+        alt.Chart.from_dict(made, validate=True)  # raises on a spec Vega-Lite would refuse
+        assert spec_and_data(made)[1] is None and len(made["datasets"]) == 1
     assert set(hidden["encoding"]["color"]["scale"]["range"]) == {vote_charts.OTHER}
     assert shown["encoding"]["color"]["scale"]["range"] == [vote_charts.OTHER, vote_charts.RIGHT, vote_charts.OTHER]
-    moved = vote_charts.shift_bars((3, 5, 0), (1, 7, 0), labels, round_titles=("R1", "R2")).to_dict(validate=True)
     data = next(iter(moved["datasets"].values()))
     assert [row["count"] for row in data] == [3, 5, 0, 1, 7, 0]
+    assert [row["round"] for row in data] == ["R1"] * 3 + ["R2"] * 3
 
 
 def test_a_process_reads_a_classs_live_state_once_per_window_for_all_its_students(store, monkeypatch):

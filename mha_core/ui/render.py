@@ -1,4 +1,9 @@
-"""Shared renderers every page uses: header, errors, shapes, source, heatmap grids."""
+"""Shared renderers every page uses: header, errors, shapes, source, tables, charts.
+
+Nothing here imports Altair or pandas: a fresh server's first page draws no Altair chart, and importing the two
+cost its cold start 0.5 s (tests/test_imports.py keeps it so). A page that draws a chart imports its builder's
+module, which brings them.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,17 @@ import hashlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from mha_core.charts import pipeline
-from mha_core.charts.base import as_table, spec_and_data
+from mha_core.charts.spec import as_table, spec_and_data
 from mha_core.errors import LabError
 from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
-from mha_core.markdown import escape_params
+from mha_core.markdown import escape_params, table_markdown
 from mha_core.quiz import load_questions
 from mha_core.settings import TABLES
 from mha_core.ui import chart_downloads, compute
@@ -28,10 +32,15 @@ from mha_core.ui.nav import PAGES
 from mha_core.ui.state import Settings
 from mha_core.walkthrough import Walkthrough
 
+if TYPE_CHECKING:
+    import pandas as pd  # a chart's frame; never imported here (0.26 s of a first page that draws no chart)
+
 CHARTS_PACKAGE = "mha_core.charts"  # where every chart builder lives (see chart)
 MAX_IMAGE_ROWS = 50_000  # a chart of more marks offers its CSV only: an SVG of it would be too big to be useful
 PANELS = "panels"  # key prefix of the box around a chart of panels (see chart)
 _PANELS_CSS = f'<style>[class*="st-key-{PANELS}_"] {{ overflow-x: auto; }}</style>'
+# A table wider than a phone (the glossary's four columns) scrolls sideways in place instead of being cut off.
+_TABLE_CSS = '<style>[data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; }</style>'
 
 
 def page_header(key: str) -> None:
@@ -109,17 +118,6 @@ def head_title(wt: Walkthrough, i: int) -> str:
     return t("common.head_title", i=i)
 
 
-def heads_grid(wt: Walkthrough, mats: np.ndarray, *, value_title: str, signed: bool = False,
-               name: str = "heads") -> None:
-    """One heatmap per head, drawn as one faceted chart (one Vega view to draw instead of h);
-    its CSV holds ``mats`` in full precision, a line per (head, query, key)."""
-    titles = tuple(head_title(wt, i) for i in range(mats.shape[0]))
-    labels = tuple(wt.labels)
-    chart(pipeline.head_grid, mats, labels, labels, titles, row_title=t("common.query"),
-          col_title=t("common.key"), value_title=value_title, signed=signed,
-          export=chart_downloads.heads(mats, titles, labels, labels, value_title, name))
-
-
 def svg_diagram(svg: str, key: str, alt: str) -> None:
     """A diagram drawn on the server as an SVG document, shown as an image described by ``alt`` (what a screen reader
     says instead), with a download button of the same file.
@@ -133,9 +131,10 @@ def svg_diagram(svg: str, key: str, alt: str) -> None:
 
 
 def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
-    """A small static table (drawn with the rest of the page, unlike a data grid), numbers to ``decimals``."""
-    frame = pd.DataFrame(columns)
-    st.table(frame.style.format(precision=decimals), hide_index=True, border="horizontal")
+    """A small static table, numbers to ``decimals`` and right-aligned, as markdown: drawn with the page's text, with
+    no data grid's scripts to load and no pandas to import (a first page's cold start)."""
+    st.html(_TABLE_CSS)  # static style only; no user text
+    st.markdown(table_markdown(columns, decimals))
 
 
 def next_steps(*keys: str) -> None:

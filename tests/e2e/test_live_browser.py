@@ -113,7 +113,7 @@ def test_students_follow_vote_and_come_back(browser, live_server, shots):
     assert moved.moved[0][1] == 1 and moved.moved[1][1] == 1    # one moved 1st -> 2nd option, one stayed
     share = teacher.locator("[data-testid='stMetric']").filter(has_text="Correct, round 1").first.inner_text()
     assert f"{moved.right_before:.0%} → {moved.right_after:.0%}" in share
-    table = teacher.locator(f"{VOTE_BOX} [data-testid='stTable']").first.inner_text()
+    table = teacher.locator(f"{VOTE_BOX} [data-testid='stMarkdownContainer'] table").first.inner_text()
     assert "Round 1 choice" in table
     teacher.screenshot(path=str(shots / "live-vote-shift-1280-en.png"), full_page=True)
     for page, tag, mine in ((phone, phone_tag, 1), (laptop, laptop_tag, 1)):   # both saw the reveal
