@@ -17,15 +17,16 @@ import streamlit as st
 from mha_core.classroom import Member
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState, default_plan
-from mha_core.lesson.follow import Move, poll
+from mha_core.lesson.follow import Follower, Move, poll
 from mha_core.lesson.store import load_plan, read_live
 from mha_core.ui import render
 from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.live.keys import BACK_KEY, BANNER_KEY, EXPLORE_KEY, LIVE_QUERY
-from mha_core.ui.live.session import follower, following, go, set_follower
+from mha_core.ui.live.session import follower, following, go, member, set_follower
+from mha_core.ui.live.wake import session_id, watcher
 
-FOLLOW_POLL_S = 1.0   # a member's poll of the class's live state while the class is live
+FOLLOW_POLL_S = 2.0   # a member's poll of the class's live state while the class is live (a fallback: see wake)
 IDLE_POLL_S = 3.0     # a member's check whether the class went live
 SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
 
@@ -37,20 +38,34 @@ def drawn() -> None:
     if version is None:
         return
     set_follower(f)
+    _report(member(), f)
     if st.query_params.get(LIVE_QUERY) != str(version):
         st.query_params[LIVE_QUERY] = str(version)  # last: the browser has all of this run once it has this
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _read_live_in(class_id: int, window: int) -> tuple[int, LiveState | None]:
+def _read_live_in(class_id: int, window: int, watched: int | None) -> tuple[int, LiveState | None]:
     """The class's live state as read once in this time window (cached: shared by the process's students)."""
     return read_live(storage(), class_id)
 
 
 def shared_read(class_id: int) -> tuple[int, LiveState | None]:
     """The class's live state, read once per SHARED_READ_S by this process for all its students (60 students
-    polling every second would otherwise be 60 reads a second; a cleared cache only costs one more read)."""
-    return _read_live_in(class_id, int(time.time() / SHARED_READ_S))
+    polling every second would otherwise be 60 reads a second; a cleared cache only costs one more read). The
+    version the watcher read last is part of the key: the sessions it wakes read the state it saw grow."""
+    w = watcher()
+    return _read_live_in(class_id, int(time.time() / SHARED_READ_S), None if w is None else w.version(class_id))
+
+
+def _report(m: Member | None, f: Follower) -> None:
+    """Tell the process's watcher whether to wake this session when the class moves (following a live lesson)."""
+    w, sid = watcher(), session_id()
+    if w is None or sid is None:
+        return
+    if m is not None and f.following and f.live(m.class_id) is not None:
+        w.seen(m.class_id, sid, f.applied)
+    else:
+        w.left(sid)
 
 
 def _poll(m: Member, current_key: str, live_now: bool) -> None:
@@ -64,6 +79,7 @@ def _poll(m: Member, current_key: str, live_now: bool) -> None:
     now = time.time()
     d = poll(follower(), m.class_id, version, state, current_key, st.query_params.get(LIVE_QUERY), now, live_now)
     set_follower(d.follower)
+    _report(m, d.follower)
     if d.beat:  # tell the teacher this student is here (and whether following), at most every HEARTBEAT_S
         try:
             storage().heartbeat(m, d.follower.following)

@@ -1,0 +1,72 @@
+"""Which following sessions to wake when a class's live version grows, decided without Streamlit.
+
+A following member's session reports itself whenever it polls or finishes drawing (``Watchlist.seen``, with the
+live version it has drawn); a watcher reads the live version of every class in the list a few times a second and
+wakes the sessions of a class whose version grew (``Watchlist.grown``, then ``due``), instead of leaving each to
+its next poll. A session that is busy running is woken once it is idle, unless it reports the version drawn first.
+Sessions that stopped reporting (closed, exploring, moved to another class) are forgotten after ``forget_s``.
+Pure and single-threaded: the watcher holds a lock around it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Watchlist:
+    """Following sessions per class, the live version last read of each class, and the wakes not yet sent."""
+
+    forget_s: float
+    sessions: dict[int, dict[str, float]] = field(default_factory=dict)  # class id -> {session id: last report}
+    versions: dict[int, int] = field(default_factory=dict)               # class id -> live version read last
+    waiting: dict[str, int] = field(default_factory=dict)                # session id -> version it should draw
+
+    def seen(self, class_id: int, session_id: str, now: float, drawn: int | None) -> None:
+        """A following session of ``class_id`` reported at ``now``, showing live version ``drawn`` (None: none)."""
+        for other, members in self.sessions.items():   # a member who moved to another class leaves the old one
+            if other != class_id:
+                members.pop(session_id, None)
+        self.sessions.setdefault(class_id, {})[session_id] = now
+        if drawn is not None and drawn >= self.waiting.get(session_id, drawn + 1):
+            del self.waiting[session_id]
+
+    def left(self, session_id: str) -> None:
+        """The session stopped following (exploring, or no longer a member): never woken again until it reports."""
+        for members in self.sessions.values():
+            members.pop(session_id, None)
+        self.waiting.pop(session_id, None)
+
+    def classes(self, now: float) -> list[int]:
+        """The classes to read now: those with a session that reported within ``forget_s`` (the rest are dropped)."""
+        for class_id in list(self.sessions):
+            members = {s: at for s, at in self.sessions[class_id].items() if now - at <= self.forget_s}
+            if members:
+                self.sessions[class_id] = members
+            else:
+                del self.sessions[class_id]
+                self.versions.pop(class_id, None)
+        known = {s for members in self.sessions.values() for s in members}
+        self.waiting = {s: v for s, v in self.waiting.items() if s in known}
+        return sorted(self.sessions)
+
+    def grown(self, class_id: int, version: int) -> None:
+        """The version just read of ``class_id``: when it grew since the last read, every session of the class is
+        due to draw it. The first read only learns where the class is (the sessions' polls draw that version)."""
+        before = self.versions.get(class_id)
+        self.versions[class_id] = version
+        if before is not None and version > before:
+            for session_id in self.sessions.get(class_id, {}):
+                self.waiting[session_id] = version
+
+    def due(self) -> list[str]:
+        """The sessions to wake (each stays due until ``woken`` or until it reports the version drawn)."""
+        return sorted(self.waiting)
+
+    def woken(self, session_id: str) -> None:
+        """The session was asked for a full run (whose poll reads the newest version)."""
+        self.waiting.pop(session_id, None)
+
+    def version(self, class_id: int) -> int | None:
+        """The live version of ``class_id`` as last read (None: not watched)."""
+        return self.versions.get(class_id)

@@ -1,0 +1,128 @@
+"""Push, not only poll: one thread per server process reads the live version of each class whose members follow on
+this process, every ``WATCH_S``, and wakes those members' sessions the moment it grows (a full run, as the poll's
+REDRAW would ask), instead of leaving each to its next poll, up to ``FOLLOW_POLL_S`` later.
+
+Holds nothing that matters: the polls go on as before (the fallback, and how a session reports itself); a cleared
+cache (any browser can send ``clear_cache``) starts a new watcher and stops the old one, costing at most one poll's
+wait. A session busy running is not interrupted (its browser may have just sent a vote): it is woken once idle,
+unless it reports the version drawn first. Under ``AppTest`` (no server runtime) nothing is woken.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import streamlit as st
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.runtime import Runtime
+from streamlit.runtime.app_session import AppSessionState
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from mha_core.classroom import Storage
+from mha_core.errors import LabError
+from mha_core.lesson.wake import Watchlist
+from mha_core.ui.class_services import storage
+
+WATCH_S = 0.1     # how often the watcher reads the live version of each watched class (one indexed read each)
+FORGET_S = 5.0    # a session that has not reported for this long is no longer watched (its poll runs every 1 s)
+
+
+class Watcher:
+    """The process's watcher over one class store: its list (under a lock) and its thread."""
+
+    def __init__(self, store: Storage) -> None:
+        self.store = store
+        self.lock = threading.Lock()
+        self.watchlist = Watchlist(FORGET_S)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="mha-live-wake", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stopped.wait(WATCH_S):
+            self.tick()
+
+    def tick(self) -> list[str]:
+        """One round: read each watched class's version, wake the sessions due and idle; the sessions woken."""
+        with self.lock:
+            classes = self.watchlist.classes(time.monotonic())
+        for class_id in classes:
+            try:
+                version, _ = self.store.read_live_json(class_id)
+            except Exception:  # noqa: BLE001 - the polls report database trouble; the thread goes on
+                continue
+            with self.lock:
+                self.watchlist.grown(class_id, version)
+        with self.lock:
+            due = self.watchlist.due()
+        woken = []
+        for session_id in due:
+            outcome = rerun(session_id)
+            if outcome is not None:
+                with self.lock:
+                    if outcome:
+                        self.watchlist.woken(session_id)
+                        woken.append(session_id)
+                    else:
+                        self.watchlist.left(session_id)
+        return woken
+
+    def seen(self, class_id: int, session_id: str, drawn: int | None) -> None:
+        with self.lock:
+            self.watchlist.seen(class_id, session_id, time.monotonic(), drawn)
+
+    def left(self, session_id: str) -> None:
+        with self.lock:
+            self.watchlist.left(session_id)
+
+    def version(self, class_id: int) -> int | None:
+        with self.lock:
+            return self.watchlist.version(class_id)
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+@st.cache_resource(show_spinner=False, on_release=Watcher.stop)
+def _watcher(_store: Storage, url: str) -> Watcher:
+    """The process's watcher of the class store at ``url`` (its thread stops when the cache lets it go)."""
+    return Watcher(_store)
+
+
+def watcher() -> Watcher | None:
+    """This process's watcher; None outside a server (AppTest) or without a class store."""
+    if not Runtime.exists():
+        return None
+    try:
+        store = storage()
+    except LabError:
+        return None
+    return _watcher(store, str(store.engine.url))
+
+
+def session_id() -> str | None:
+    """This run's session id (None outside a script run)."""
+    ctx = get_script_run_ctx()
+    return None if ctx is None else ctx.session_id
+
+
+def rerun(session_id: str) -> bool | None:
+    """Ask ``session_id`` for a full run, as its browser's rerun message would (its last widget values and page),
+    on the server's event loop (an AppSession is not thread-safe). True: asked; None: busy running, ask later;
+    False: no such session any more.
+
+    Streamlit 1.67's own code does the same for "run on save" (``AppSession._on_source_file_changed``); the last
+    client state and the event loop are the session's private fields, so tests/test_wake.py drives a real server."""
+    runtime = Runtime.instance() if Runtime.exists() else None
+    session = None if runtime is None else runtime.get_app_session(session_id)
+    if session is None:
+        return False
+    if session._state != AppSessionState.APP_NOT_RUNNING:  # noqa: SLF001 - see above
+        return None
+    state = ClientState()
+    state.CopyFrom(session._client_state)  # noqa: SLF001 - see above
+    state.fragment_id = ""                 # the whole page, not the poll's fragment
+    state.is_auto_rerun = False
+    session._event_loop.call_soon_threadsafe(session.request_rerun, state)  # noqa: SLF001 - see above
+    return True
