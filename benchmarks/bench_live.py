@@ -232,6 +232,10 @@ class Proto:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     closed: bool = False
     fragment_runs: list[float] = field(default_factory=list)  # when each fragment run finished (diagnostics)
+    drawn: list[FullRun] = field(default_factory=list)        # fragment runs that drew something (the ballot)
+    fragment_of: dict[str, str] = field(default_factory=dict)  # widget id -> the fragment it is drawn in ("": none)
+    frag_widgets: dict[str, tuple[str, object]] = field(default_factory=dict)  # this fragment run's widgets by key
+    frag_alerts: list[str] = field(default_factory=list)
     log: list[tuple[float, str]] = field(default_factory=list)   # (when, what): run starts and ends (diagnostics)
 
     def state(self, since: float) -> str:
@@ -259,6 +263,7 @@ class Proto:
             if self.full_run:   # the browser clears its fragment timers when a full run starts
                 self._stop_timers()
                 self.widgets, self.alerts, self.seen = {}, [], set()
+            self.frag_widgets, self.frag_alerts = {}, []
         elif kind == "navigation":
             nav = fm.navigation
             self.page_hash = nav.page_script_hash
@@ -275,11 +280,15 @@ class Proto:
         elif kind == "stop_auto_rerun":
             self._stop_timers(list(fm.stop_auto_rerun.fragment_ids))
         elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-            self._element(fm.delta.new_element)
+            self._element(fm.delta.new_element, fm.delta.fragment_id)
         if kind == "script_finished":
             self.log.append((time.time(), {0: "ok", 1: "compile", 2: "early", 3: "fok"}.get(fm.script_finished, "?")))
         if kind == "script_finished" and fm.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
             self.fragment_runs.append(time.time())
+            if self.frag_widgets or self.frag_alerts:   # not the poll (it draws nothing): the ballot's own run
+                q = {k: v[-1] for k, v in parse_qs(self.query).items()}
+                self.drawn.append(FullRun(time.time(), self.page, q, dict(self.frag_widgets), list(self.frag_alerts)))
+                self.changed.set()
         elif kind == "script_finished" and fm.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
             # the browser drops the values of widgets no longer on the page
             self.values = {k: v for k, v in self.values.items() if k in self.seen}
@@ -287,19 +296,19 @@ class Proto:
             self.runs.append(FullRun(time.time(), self.page, q, dict(self.widgets), list(self.alerts)))
             self.changed.set()
 
-    def _element(self, el) -> None:  # noqa: ANN001 - an Element proto
+    def _element(self, el, fragment: str = "") -> None:  # noqa: ANN001 - an Element proto
         what = el.WhichOneof("type")
         if what == "exception":
             self.exceptions += 1
             self.last_exception = f"{el.exception.type}: {el.exception.message}"[:300]
         elif what == "alert":
-            self.alerts.append(el.alert.body)
+            (self.alerts if self.full_run else self.frag_alerts).append(el.alert.body)
         elif what in WIDGET_KINDS:
             sub = getattr(el, what)
             wid = sub.id
             self.seen.add(wid)
-            if self.full_run:
-                self.widgets[widget_key(wid)] = (wid, sub)
+            self.fragment_of[wid] = fragment
+            (self.widgets if self.full_run else self.frag_widgets)[widget_key(wid)] = (wid, sub)
             if getattr(sub, "set_value", False) or wid not in self.values:
                 value = browser_value(what, sub)
                 if value is not None:
@@ -330,19 +339,26 @@ class Proto:
     async def send(self, changes: dict[str, WidgetState] | None = None, trigger: str = "",
                    fragment: str = "") -> float:
         """One rerun request as the browser sends it; the epoch seconds it left. ``changes`` are the student's
-        widget changes (kept, as the browser keeps them); ``trigger`` a button pressed (sent this once)."""
+        widget changes (kept, as the browser keeps them); ``trigger`` a button pressed (sent this once). A widget
+        drawn inside a fragment reruns that fragment only, as in the browser."""
         for wid, state in (changes or {}).items():
             self.values[wid] = state
+        touched = [*(changes or {}), *([trigger] if trigger else [])]
+        if touched and not fragment:
+            fragment = self.fragment_of.get(touched[0], "")
         widgets = [] if fragment and BARE_TICKS else list(self.values.values())
         if trigger:
             widgets.append(WidgetState(id=trigger, trigger_value=True))
-        return await self.conn.send(rerun_request(self.query, self.page_hash, widgets, fragment_id=fragment))
+        return await self.conn.send(rerun_request(self.query, self.page_hash, widgets, fragment_id=fragment,
+                                                  auto=not touched))
 
-    async def wait_run(self, match: Callable[[FullRun], bool], since: float, timeout: float) -> FullRun | None:
-        """The first full run finished after ``since`` that satisfies ``match``; None on timeout."""
+    async def wait_run(self, match: Callable[[FullRun], bool], since: float, timeout: float,
+                       drawn: bool = False) -> FullRun | None:
+        """The first full run (``drawn``: or fragment run that drew something) finished after ``since`` that
+        satisfies ``match``; None on timeout."""
         deadline = time.time() + timeout
         while True:
-            for r in self.runs:
+            for r in sorted([*self.runs, *self.drawn], key=lambda r: r.at) if drawn else self.runs:
                 if r.at >= since and match(r):
                     return r
             left = deadline - time.time()
@@ -458,13 +474,13 @@ async def _proto_vote(s: Proto, st_: Follower, lesson: Lesson, key: str, round_:
     choice = st_.i % len(radio.options)
     t0 = await s.send({radio_id: WidgetState(id=radio_id, string_value=radio.options[choice])})
     run = await s.wait_run(lambda r: SEND_KEY in r.widgets and not r.widgets[SEND_KEY][1].disabled, t0,
-                           VOTE_TIMEOUT_S)
+                           VOTE_TIMEOUT_S, drawn=True)
     if run is None:
         last = s.runs[-1]
         lesson.error(st_, f"no send button after choosing ({last.page}, {sorted(last.widgets)})", fatal=True)
         return False
     at = await s.send(trigger=run.widgets[SEND_KEY][0])
-    done = await s.wait_run(lambda r: any(a in VOTE_IN for a in r.alerts), at, VOTE_TIMEOUT_S)
+    done = await s.wait_run(lambda r: any(a in VOTE_IN for a in r.alerts), at, VOTE_TIMEOUT_S, drawn=True)
     if done is None:
         lesson.error(st_, f"the page never said the vote on {key} is in; {s.state(at)}", fatal=True)
         return False

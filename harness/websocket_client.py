@@ -49,9 +49,9 @@ def widget_state(widget_id: str, kind: str, value: object) -> WidgetState:
 
 
 def rerun_request(query: str, page_script_hash: str = "", widgets: Iterable[WidgetState] = (), *,
-                  page_name: str = "", fragment_id: str = "", locale: str = "en-US") -> BackMsg:
+                  page_name: str = "", fragment_id: str = "", locale: str = "en-US", auto: bool = True) -> BackMsg:
     """The BackMsg a browser sends for a script run: the page, the address's query, the widget values it holds;
-    with ``fragment_id``, a fragment's timed rerun (``is_auto_rerun``)."""
+    with ``fragment_id``, a fragment's run: its timer's (``auto``, ``is_auto_rerun``) or a widget's inside it."""
     msg = BackMsg()
     rs = msg.rerun_script
     rs.query_string = query
@@ -61,7 +61,7 @@ def rerun_request(query: str, page_script_hash: str = "", widgets: Iterable[Widg
     rs.widget_states.widgets.extend(widgets)
     if fragment_id:
         rs.fragment_id = fragment_id
-        rs.is_auto_rerun = True
+        rs.is_auto_rerun = auto
     return msg
 
 

@@ -115,7 +115,10 @@ def _resend_unsent(m: Member, vote: VoteState) -> bool:
     return unsent
 
 
+@st.fragment
 def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
+    """The student's ballot, a fragment: choosing and sending rerun only the ballot, not the page (in a class of 60,
+    a full run waits its turn behind every classmate's redraw; tests/test_live_page.py, benchmarks/bench_live)."""
     ss = st.session_state
     state, m = live_seen(), member()
     vote = state.vote if state is not None and state.vote is not None and state.vote.key == key else None

@@ -1,0 +1,182 @@
+"""A class of 60 at once: the watchlist's decisions (pure); a real server that wakes a student who never polls (this
+test's client runs no fragment timer) the moment the teacher moves; and a ballot that votes without a full run."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from dataclasses import replace
+from urllib.parse import parse_qs, urlencode
+
+import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from harness.server import start_server, stop_server
+from harness.websocket_client import DEFAULT_PAGE, Student, rerun_request, widget_key
+from mha_core.classroom import Storage, sqlite_url
+from mha_core.lesson import LiveState, VoteState, default_plan, snapshot
+from mha_core.lesson.store import publish_live, save_plan
+from mha_core.lesson.wake import Watchlist
+from mha_core.quiz.progress_store import new_student_id
+from mha_core.settings import H_DIV, SETTINGS
+from mha_core.ui.live.keys import LIVE_QUERY, SEND_KEY, choice_key
+
+
+def test_a_grown_version_makes_every_session_of_that_class_due():
+    w = Watchlist(forget_s=5)
+    w.seen(1, "a", 0.0, None)
+    w.seen(1, "b", 0.0, None)
+    w.seen(2, "c", 0.0, None)
+    assert w.classes(1.0) == [1, 2]
+    w.grown(1, 7)                      # the first read only learns where the class is
+    w.grown(2, 3)
+    assert w.due() == []
+    w.grown(1, 7)                      # unchanged
+    assert w.due() == []
+    w.grown(1, 8)
+    assert w.due() == ["a", "b"] and w.version(1) == 8
+
+
+def test_a_due_session_stays_due_until_woken_or_it_reports_the_version_drawn():
+    w = Watchlist(forget_s=5)
+    for s in ("a", "b", "c"):
+        w.seen(1, s, 0.0, 4)
+    w.grown(1, 4)
+    w.grown(1, 5)
+    w.woken("a")                       # asked for a full run
+    w.seen(1, "b", 0.5, 5)             # drew 5 on its own (a poll was first)
+    w.seen(1, "c", 0.5, 4)             # still on 4: stays due
+    assert w.due() == ["c"]
+
+
+def test_sessions_that_stop_reporting_explore_or_change_class_are_not_woken():
+    w = Watchlist(forget_s=5)
+    w.seen(1, "gone", 0.0, None)
+    w.seen(1, "exploring", 0.0, None)
+    w.seen(1, "moved", 0.0, None)
+    w.seen(1, "here", 4.0, None)
+    w.grown(1, 1)
+    w.left("exploring")
+    w.seen(2, "moved", 4.0, None)
+    assert w.classes(6.0) == [1, 2]    # "gone" last reported 6 s ago
+    w.grown(1, 2)
+    assert w.due() == ["here"]
+    w.left("here")
+    assert w.classes(20.0) == [] and w.version(1) is None
+
+
+async def _followed(student: Student, version: int, timeout: float) -> float | None:
+    """Seconds until a full run the client never asked for ends with the address saying ``version`` is drawn."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        try:
+            fm = await student.receive(timeout=max(0.1, timeout - (time.perf_counter() - t0)))
+        except TimeoutError:
+            return None
+        if fm.WhichOneof("type") == "page_info_changed":
+            student.query = {k: v[0] for k, v in parse_qs(fm.page_info_changed.query_string).items()}
+        if (fm.WhichOneof("type") == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+                and student.query.get(LIVE_QUERY) == str(version)):
+            return time.perf_counter() - t0
+    return None
+
+
+def _live_class(tmp_path) -> tuple[str, Storage, object, str, dict, LiveState, int]:  # noqa: ANN001
+    """A class with one student (its key) following a lesson on its first page: (url, store, class, key, settings,
+    state, version)."""
+    url = sqlite_url(tmp_path / "class.db")
+    store = Storage.open(url)
+    info = store.create_class()
+    save_plan(store, info.id, default_plan())
+    key = secrets.token_hex(16)
+    store.join(info.code, key, "Ada")
+    values = {s.key: s.default for s in SETTINGS if s.default is not None}
+    now = time.time()
+    state = LiveState(step=0, page=default_plan().steps[0].page, settings=snapshot(values), step_started_at=now,
+                      lesson_started_at=now)
+    return url, store, info, key, values, state, publish_live(store, info.id, state)
+
+
+@pytest.mark.e2e
+def test_a_following_student_who_never_polls_draws_the_teachers_move_at_once(tmp_path):
+    url, store, info, key, values, state, first = _live_class(tmp_path)
+    proc, base = start_server(env={"MHA_DATABASE_URL": url})
+
+    async def lesson() -> tuple[float | None, str | None]:
+        student = Student(base, new_student_id(), {"class": info.code, "student": key})
+        await student.connect()
+        try:
+            await student.run(DEFAULT_PAGE)          # joins and follows: its poll registers it with the watcher
+            await asyncio.sleep(1.0)                 # the watcher reads the class once (where it is now)
+            values[H_DIV.key] = 2
+            moved = publish_live(store, info.id, replace(state, settings=snapshot(values)))
+            assert moved == first + 1
+            return await _followed(student, moved, timeout=5.0), student.query.get(LIVE_QUERY)
+        finally:
+            await student.close()
+
+    try:
+        took, shown = asyncio.run(lesson())
+    finally:
+        stop_server(proc)
+        store.dispose()
+    # No fragment timer ran, so no poll: only the server's push can have drawn it (the watcher reads every 0.1 s).
+    assert took is not None, f"the student was never woken (address says live={shown})"
+    assert took < 2.0
+
+
+@pytest.mark.e2e
+def test_choosing_and_sending_a_vote_reruns_only_the_ballot(tmp_path):
+    """A full run waits its turn behind every classmate's redraw; the ballot's own reruns (a fragment) do not."""
+    url, store, info, key, _, state, _ = _live_class(tmp_path)
+    proc, base = start_server(env={"MHA_DATABASE_URL": url})
+
+    async def vote() -> tuple[list[int], str]:
+        student = Student(base, new_student_id(), {"class": info.code, "student": key})
+        await student.connect()
+        try:
+            first = await student.run(DEFAULT_PAGE)
+            ballot = next(k for k in first.widgets if k.startswith("live_choice_") and k.endswith("_0"))
+            vote_key = ballot[len("live_choice_"):-2]
+            publish_live(store, info.id, replace(state, vote=VoteState(vote_key, 1, "open", 0, 4)))
+            drawn: dict[str, tuple[str, object, str]] = {}   # widget key -> (id, element, fragment id)
+            endings: list[int] = []
+
+            async def until(done) -> None:  # noqa: ANN001 - a predicate over what was drawn
+                while not done():
+                    fm = await student.receive(timeout=10)
+                    kind = fm.WhichOneof("type")
+                    if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                        el = fm.delta.new_element
+                        sub = getattr(el, el.WhichOneof("type"))
+                        if isinstance(getattr(sub, "id", None), str) and sub.id.startswith("$$ID"):
+                            drawn[widget_key(sub.id)] = (sub.id, sub, fm.delta.fragment_id)
+                    elif kind == "script_finished":
+                        endings.append(fm.script_finished)
+
+            ck = choice_key(vote_key, 1)
+            await until(lambda: ck in drawn and not drawn[ck][1].disabled and endings)  # woken: the ballot is open
+            endings.clear()
+            radio_id, radio, fragment = drawn[ck]
+            assert fragment, "the ballot is not drawn in a fragment"
+            choice = WidgetState(id=radio_id, string_value=radio.options[2])
+            await student.send(rerun_request(urlencode(student.query), "", [choice], fragment_id=fragment, auto=False))
+            await until(lambda: endings and SEND_KEY in drawn and not drawn[SEND_KEY][1].disabled)
+            send = WidgetState(id=drawn[SEND_KEY][0], trigger_value=True)
+            await student.send(rerun_request(urlencode(student.query), "", [choice, send], fragment_id=fragment,
+                                             auto=False))
+            await until(lambda: len(endings) >= 2)
+            return endings, vote_key
+        finally:
+            await student.close()
+
+    try:
+        endings, vote_key = asyncio.run(vote())
+        stored = store.votes(info.id, vote_key)
+    finally:
+        stop_server(proc)
+        store.dispose()
+    assert endings == [ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY] * 2     # two ballot runs, no page run
+    assert [(r.round, r.choice) for r in stored] == [(1, 2)]
