@@ -32,6 +32,16 @@ def _cell(value: object, decimals: int) -> str:
     return escape(str(value))
 
 
+PROSE_CHARS = 40  # a text cell longer than this is prose (a definition), not a label
+
+
+def prose_columns(columns: Mapping[str, Sequence]) -> list[int]:
+    """The 1-based positions of the columns holding prose (some cell longer than ``PROSE_CHARS``): on a phone the
+    table keeps them readable and scrolls sideways, instead of squeezing them to a word a line."""
+    return [i for i, values in enumerate(columns.values(), 1)
+            if any(isinstance(v, str) and len(v) > PROSE_CHARS for v in values)]
+
+
 def table_markdown(columns: Mapping[str, Sequence], decimals: int = 3) -> str:
     """Columns (header -> values, all of one length) as a markdown table: every text literal (escaped), numbers to
     ``decimals`` places and right-aligned, so that a column of them lines up at the decimal point."""

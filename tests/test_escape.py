@@ -67,3 +67,22 @@ def test_a_table_keeps_every_cell_literal_and_in_its_column():
     assert "| plain | 0.50 | 8 |" in md
     with pytest.raises(ValueError):
         table_markdown({"a": [1, 2], "b": [1]})
+
+
+def test_prose_columns_are_the_ones_with_long_text():
+    from mha_core.markdown import PROSE_CHARS, prose_columns
+
+    cols = {"term": ["head", "mask"], "n": [1, 2], "definition": ["short", "x" * (PROSE_CHARS + 1)]}
+    assert prose_columns(cols) == [3]
+    assert prose_columns({"term": ["head"], "weight": [0.5]}) == []
+
+
+def test_a_glossary_table_keeps_its_definitions_readable_on_a_phone():
+    """The definition column (4th) gets a least width; the overview's table of numbers is left as it is."""
+    from apphelpers import open_page
+
+    from mha_core.ui.render import PROSE_WIDTH
+
+    styles = [str(h.proto.body) for h in open_page("pages/glossary.py", "en").get("html")]
+    assert any("td:nth-child(4)" in s and PROSE_WIDTH in s for s in styles)
+    assert not any("nth-child" in str(h.proto.body) for h in open_page("pages/overview.py", "en").get("html"))

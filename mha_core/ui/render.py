@@ -22,7 +22,7 @@ from mha_core.charts.spec import as_table, spec_and_data
 from mha_core.errors import LabError
 from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
-from mha_core.markdown import escape_params, table_markdown
+from mha_core.markdown import escape_params, prose_columns, table_markdown
 from mha_core.quiz import load_questions
 from mha_core.settings import TABLES
 from mha_core.ui import chart_downloads, compute
@@ -41,6 +41,8 @@ PANELS = "panels"  # key prefix of the box around a chart of panels (see chart)
 _PANELS_CSS = f'<style>[class*="st-key-{PANELS}_"] {{ overflow-x: auto; }}</style>'
 # A table wider than a phone (the glossary's four columns) scrolls sideways in place instead of being cut off.
 _TABLE_CSS = '<style>[data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; }</style>'
+TABLE = "table"  # key prefix of the box around a table with prose columns (see table)
+PROSE_WIDTH = "min(18em, 75vw)"  # a prose column's least width: about 40 Latin or 18 Chinese characters a line
 
 
 def page_header(key: str) -> None:
@@ -132,9 +134,19 @@ def svg_diagram(svg: str, key: str, alt: str) -> None:
 
 def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
     """A small static table, numbers to ``decimals`` and right-aligned, as markdown: drawn with the page's text, with
-    no data grid's scripts to load and no pandas to import (a first page's cold start)."""
+    no data grid's scripts to load and no pandas to import (a first page's cold start). Prose columns (the
+    glossary's definitions) keep a reading width on a phone, and the table scrolls sideways."""
+    text = table_markdown(columns, decimals)
+    prose = prose_columns(columns)
     st.html(_TABLE_CSS)  # static style only; no user text
-    st.markdown(table_markdown(columns, decimals))
+    if not prose:
+        st.markdown(text)
+        return
+    key = f"{TABLE}_{hashlib.blake2b(text.encode(), digest_size=6).hexdigest()}"
+    with st.container(key=key):
+        cells = ", ".join(f".st-key-{key} td:nth-child({i})" for i in prose)
+        st.html(f"<style>{cells} {{ min-width: {PROSE_WIDTH}; }}</style>")  # positions and a hash only: no user text
+        st.markdown(text)
 
 
 def next_steps(*keys: str) -> None:

@@ -25,7 +25,7 @@ from mha_core.lesson.wake import Watchlist
 from mha_core.ui.class_services import storage
 
 WATCH_S = 0.1     # how often the watcher reads the live version of each watched class (one indexed read each)
-FORGET_S = 5.0    # a session that has not reported for this long is no longer watched (its poll runs every 1 s)
+FORGET_S = 10.0   # a session that has not reported for this long is no longer watched (it polls every 2 s)
 
 
 class Watcher:
