@@ -85,4 +85,7 @@ def test_a_glossary_table_keeps_its_definitions_readable_on_a_phone():
 
     styles = [str(h.proto.body) for h in open_page("pages/glossary.py", "en").get("html")]
     assert any("td:nth-child(4)" in s and PROSE_WIDTH in s for s in styles)
-    assert not any("nth-child" in str(h.proto.body) for h in open_page("pages/overview.py", "en").get("html"))
+    overview = [str(h.proto.body) for h in open_page("pages/overview.py", "en").get("html")]
+    assert not any(PROSE_WIDTH in s for s in overview)
+    # every lesson page's table of shapes keeps a shape whole ("10 × 64") and its "what it is" readable
+    assert any("td:nth-child(2) code { white-space: nowrap; }" in s and "td:nth-child(3)" in s for s in overview)

@@ -43,6 +43,7 @@ _PANELS_CSS = f'<style>[class*="st-key-{PANELS}_"] {{ overflow-x: auto; }}</styl
 _TABLE_CSS = '<style>[data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; }</style>'
 TABLE = "table"  # key prefix of the box around a table with prose columns (see table)
 PROSE_WIDTH = "min(18em, 75vw)"  # a prose column's least width: about 40 Latin or 18 Chinese characters a line
+SHAPES_PROSE_WIDTH = "min(11em, 33vw)"  # the shapes table's "what it is", beside a name and a shape kept whole
 
 
 def page_header(key: str) -> None:
@@ -85,7 +86,8 @@ def walkthrough_or_stop(s: Settings) -> Walkthrough:
 def shapes(rows: Sequence[tuple[str, tuple[int, ...], str]]) -> None:
     """A table of tensors: name, live shape, and what it is (i18n key)."""
     body = "\n".join(f"| `{name}` | `{' × '.join(map(str, shape))}` | {t(meaning)} |" for name, shape, meaning in rows)
-    st.markdown(f"| {t('common.tensor')} | {t('common.shape')} | {t('common.meaning')} |\n|---|---|---|\n{body}")
+    _draw_table(f"| {t('common.tensor')} | {t('common.shape')} | {t('common.meaning')} |\n|---|---|---|\n{body}",
+                {3: SHAPES_PROSE_WIDTH}, whole=(2,))
 
 
 def source(*objs: Callable) -> None:
@@ -136,16 +138,21 @@ def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
     """A small static table, numbers to ``decimals`` and right-aligned, as markdown: drawn with the page's text, with
     no data grid's scripts to load and no pandas to import (a first page's cold start). Prose columns (the
     glossary's definitions) keep a reading width on a phone, and the table scrolls sideways."""
-    text = table_markdown(columns, decimals)
-    prose = prose_columns(columns)
+    _draw_table(table_markdown(columns, decimals), dict.fromkeys(prose_columns(columns), PROSE_WIDTH))
+
+
+def _draw_table(text: str, prose: dict[int, str], whole: Sequence[int] = ()) -> None:
+    """A markdown table that scrolls sideways on a narrow screen, its ``prose`` columns (1-based) at least their
+    width, its ``whole`` columns' code never broken across lines ("7 × 64")."""
     st.html(_TABLE_CSS)  # static style only; no user text
-    if not prose:
+    if not prose and not whole:
         st.markdown(text)
         return
     key = f"{TABLE}_{hashlib.blake2b(text.encode(), digest_size=6).hexdigest()}"
+    rules = [f".st-key-{key} td:nth-child({i}) {{ min-width: {width}; }}" for i, width in prose.items()]
+    rules += [f".st-key-{key} td:nth-child({i}) code {{ white-space: nowrap; }}" for i in whole]
     with st.container(key=key):
-        cells = ", ".join(f".st-key-{key} td:nth-child({i})" for i in prose)
-        st.html(f"<style>{cells} {{ min-width: {PROSE_WIDTH}; }}</style>")  # positions and a hash only: no user text
+        st.html(f"<style>{' '.join(rules)}</style>")  # positions, widths and a hash only: no user text
         st.markdown(text)
 
 
