@@ -40,8 +40,12 @@ class Watcher:
         self.thread.start()
 
     def _run(self) -> None:
+        """Tick until stopped; a round that fails is skipped, never the end of the thread (the polls still work)."""
         while not self.stopped.wait(WATCH_S):
-            self.tick()
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001, S112 - e.g. a session closing while it is woken: the next round goes on
+                continue
 
     def tick(self) -> list[str]:
         """One round: read each watched class's version, wake the sessions due and idle; the sessions woken."""
@@ -69,18 +73,22 @@ class Watcher:
         return woken
 
     def seen(self, class_id: int, session_id: str, drawn: int | None) -> None:
+        """A following session reported (it polled, or drew live version ``drawn``): watch it."""
         with self.lock:
             self.watchlist.seen(class_id, session_id, time.monotonic(), drawn)
 
     def left(self, session_id: str) -> None:
+        """The session no longer follows (exploring, or not a member): never wake it."""
         with self.lock:
             self.watchlist.left(session_id)
 
     def version(self, class_id: int) -> int | None:
+        """The class's live version as last read (the shared read's cache key: woken sessions read what grew)."""
         with self.lock:
             return self.watchlist.version(class_id)
 
     def stop(self) -> None:
+        """Let the thread end (the cache released this watcher)."""
         self.stopped.set()
 
 
