@@ -25,7 +25,9 @@ from mha_core.lesson.wake import Watchlist
 from mha_core.ui.class_services import storage
 
 WATCH_S = 0.1     # how often the watcher reads the live version of each watched class (one indexed read each)
-FORGET_S = 10.0   # a session that has not reported for this long is no longer watched (it polls every 2 s)
+# A session that stops reporting (its browser's poll timer was lost, as bench_live saw now and then under load) is
+# still woken at the next move, which restarts its poll; one that closed is dropped at once (no session to wake).
+FORGET_S = 900.0
 
 
 class Watcher:
