@@ -16,7 +16,7 @@ import time
 import streamlit as st
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
-from streamlit.runtime.app_session import AppSessionState
+from streamlit.runtime.app_session import AppSession, AppSessionState
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from mha_core.classroom import Storage
@@ -117,6 +117,9 @@ def session_id() -> str | None:
     return None if ctx is None else ctx.session_id
 
 
+TRIGGERS = frozenset({"trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value"})
+
+
 def rerun(session_id: str) -> bool | None:
     """Ask ``session_id`` for a full run, as its browser's rerun message would (its last widget values and page),
     on the server's event loop (an AppSession is not thread-safe). True: asked; None: busy running, ask later;
@@ -130,9 +133,20 @@ def rerun(session_id: str) -> bool | None:
         return False
     if session._state != AppSessionState.APP_NOT_RUNNING:  # noqa: SLF001 - see above
         return None
+    session._event_loop.call_soon_threadsafe(_rerun_if_idle, session)  # noqa: SLF001 - see above
+    return True
+
+
+def _rerun_if_idle(session: AppSession) -> None:
+    """On the event loop, where the browser's messages are handled too: a run the browser asked for meanwhile (a
+    vote being sent) is never pre-empted, and no button press of the last run is sent again."""
+    if session._state != AppSessionState.APP_NOT_RUNNING:  # noqa: SLF001 - see rerun
+        return
     state = ClientState()
-    state.CopyFrom(session._client_state)  # noqa: SLF001 - see above
+    state.CopyFrom(session._client_state)  # noqa: SLF001 - see rerun
     state.fragment_id = ""                 # the whole page, not the poll's fragment
     state.is_auto_rerun = False
-    session._event_loop.call_soon_threadsafe(session.request_rerun, state)  # noqa: SLF001 - see above
-    return True
+    values = [w for w in state.widget_states.widgets if w.WhichOneof("value") not in TRIGGERS]
+    del state.widget_states.widgets[:]
+    state.widget_states.widgets.extend(values)
+    session.request_rerun(state)
