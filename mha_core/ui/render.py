@@ -143,12 +143,13 @@ def table(columns: dict[str, Sequence], decimals: int = 3) -> None:
 def _draw_table(text: str, prose: dict[int, str], whole: Sequence[int] = ()) -> None:
     """A markdown table that scrolls sideways on a narrow screen, its ``prose`` columns (1-based) at least their
     width, its ``whole`` columns' code never broken across lines ("7 × 64")."""
-    st.html(_TABLE_CSS)  # static style only; no user text
     if not prose and not whole:
+        st.html(_TABLE_CSS)  # static style only; no user text
         st.markdown(text)
         return
     key = f"{TABLE}_{hashlib.blake2b(text.encode(), digest_size=6).hexdigest()}"
-    rules = [f".st-key-{key} td:nth-child({i}) {{ min-width: {width}; }}" for i, width in prose.items()]
+    rules = [f".st-key-{key} table {{ display: block; overflow-x: auto; }}"]  # as _TABLE_CSS: one style element
+    rules += [f".st-key-{key} td:nth-child({i}) {{ min-width: {width}; }}" for i, width in prose.items()]
     rules += [f".st-key-{key} td:nth-child({i}) code {{ white-space: nowrap; }}" for i in whole]
     with st.container(key=key):
         st.html(f"<style>{' '.join(rules)}</style>")  # positions, widths and a hash only: no user text
@@ -191,14 +192,9 @@ def _figure_of(_builder: Callable[..., object], name: str, _args: tuple, _kwargs
     return spec, None if data is None else pa.Table.from_pandas(data, preserve_index=False)
 
 
-def _figure(builder: Callable[..., object], name: str, args: tuple, kwargs: dict) -> tuple[dict, pa.Table | None]:
-    """The cached (spec, data) of ``builder(*args, **kwargs)``."""
-    return _figure_of(builder, name, args, kwargs, arguments_digest(args, kwargs))
-
-
 def figure(builder: Callable[..., object], *args: object, **kwargs: object) -> tuple[dict, pa.Table | None]:
     """The cached (spec, data) that ``render.chart`` draws (tests read it to compare two inputs)."""
-    return _figure(builder, builder_name(builder), args, kwargs)
+    return _figure_of(builder, builder_name(builder), args, kwargs, arguments_digest(args, kwargs))
 
 
 def chart(builder: Callable[..., object], *args: object, export: chart_downloads.Export | None = None,
@@ -236,7 +232,7 @@ def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: d
     files: dict[str, Callable[[], bytes]] = {
         ext: functools.partial(_image, builder, name, args, kwargs, digest, ext) for ext in exts if ext != "csv"}
     files["csv"] = ex.csv if ex is not None and ex.csv is not None else functools.partial(
-        _data_csv, builder, name, args, kwargs)
+        _data_csv, builder, name, args, kwargs, digest)
     chart_downloads.buttons(key, chart_downloads.file_names(name, ex, exts), files)
 
 
@@ -248,9 +244,9 @@ def _image(_builder: Callable[..., object], name: str, _args: tuple, _kwargs: di
     return spec_svg(spec, rows) if ext == "svg" else spec_png(spec, rows)
 
 
-def _data_csv(_builder: Callable[..., object], name: str, args: tuple, kwargs: dict) -> bytes:
+def _data_csv(_builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes) -> bytes:
     """The chart's own numbers as CSV (as drawn): a heatmap as its labelled matrix, any other chart as its table."""
-    spec, data = _figure(_builder, name, args, kwargs)
+    spec, data = _figure_of(_builder, name, args, kwargs, digest)
     if data is None:  # a layered chart keeps its data inline: its first data set
         rows = next(iter(spec.get("datasets", {}).values()), [])
         return table_csv({c: [r.get(c) for r in rows] for c in (rows[0] if rows else {})})
