@@ -14,6 +14,7 @@ import vl_convert as vlc
 
 from mha_core.attention import causal_mask, softmax
 from mha_core.charts import lines
+from mha_core.charts.palette import OKABE_ITO
 
 LABELS = [f"{i} w" for i in range(5)]
 HEADS = ["h0", "h1", "h2"]
@@ -132,9 +133,12 @@ def test_after_eight_heads_the_colours_come_round_dashed():
     names = [f"h{i}" for i in range(10)]
     spec = _valid(lines.token_lines(_weights(h=10), LABELS, names))
     dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
-    assert dash["domain"] == names and dash["range"][:8] == [[1, 0]] * 8 and dash["range"][8] != [1, 0]
+    channel = spec["layer"][1]["encoding"]["strokeDash"]  # heads in the data's order: the k-th gets range[k]
+    assert channel["sort"] is None and "domain" not in dash
+    assert list(dict.fromkeys(r["head"] for r in spec["datasets"][lines.LINES])) == names
+    assert dash["range"][:8] == [[1, 0]] * 8 and dash["range"][8] != [1, 0]
     colours = spec["layer"][1]["encoding"]["color"]["scale"]["range"]
-    assert colours[8] == colours[0]  # same colour as head 0, told apart by the dash
+    assert colours == list(OKABE_ITO)  # an ordinal scale cycles its range: head 8 takes head 0's colour and its dash
     assert "strokeDash" not in _chart(_weights())["layer"][1]["encoding"]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from altair.utils import schemapi
 
-from mha_core.charts.palette import OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour
+from mha_core.charts.palette import OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, head_scale, nice_limit
 from mha_core.charts.spec import as_table, for_browser, in_data_order, spec_and_data
 
 # Altair validates every schema object as it is built (its "debug mode"), ~40% of building a heatmap.
@@ -56,8 +56,9 @@ def heatmap(
     """A matrix as coloured cells with tooltips (row, column, value)."""
     df = matrix_frame(m, rows, cols, "value")
     if domain is None:
-        lim = float(np.max(np.abs(m))) if m.size and np.isfinite(m).any() else 1.0
-        domain = (-lim, lim) if signed else (0.0, max(lim, 1e-9))
+        finite = m[np.isfinite(m)]
+        lim = nice_limit(float(np.max(np.abs(finite)))) if finite.size else 1.0  # a round end: see nice_limit
+        domain = (-lim, lim) if signed else (0.0, lim)
     scale = alt.Scale(scheme=SIGNED_SCHEME if signed else WEIGHT_SCHEME, domain=list(domain))
     x_axis = alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=10) if show_col_labels else None
     return (
@@ -77,7 +78,7 @@ def heatmap(
 def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value_title: str = "",
         colours: Sequence[str] | None = None, height: int = 200) -> alt.Chart:
     """Horizontal bars, one per name, in the given colours (default: head colours)."""
-    colours = list(colours) if colours is not None else [head_colour(i) for i in range(len(names))]
+    scale = alt.Scale(domain=list(names), range=list(colours)) if colours is not None else alt.Scale(**head_scale())
     df = pd.DataFrame({"name": list(names), "value": np.round(np.asarray(values, dtype=float), 4)})
     return (
         alt.Chart(df, title=title)
@@ -85,7 +86,7 @@ def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value
         .encode(
             y=alt.Y("name:N", sort=list(names), title=None),
             x=alt.X("value:Q", title=value_title, stack=None),  # one bar per name: no per-datum stack order
-            color=alt.Color("name:N", scale=alt.Scale(domain=list(names), range=colours), legend=None),
+            color=alt.Color("name:N", sort=None, scale=scale, legend=None),  # head colours in the data's order
             tooltip=["name:N", alt.Tooltip("value:Q", format=".3f")],
         )
         .properties(width="container", height=height, autosize=FIT_WIDTH)

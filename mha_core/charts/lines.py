@@ -14,11 +14,13 @@ from collections.abc import Sequence
 import altair as alt
 import numpy as np
 
-from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, head_colour
+from mha_core.charts.base import FIT_WIDTH, OKABE_ITO
+from mha_core.charts.palette import head_scale
 
 __all__ = ["HEADS", "HOVER", "LINES", "LINE_BUDGET", "PICK", "TITLES", "TOKENS", "X_KEY", "X_QUERY", "shown_share",
            "token_lines", "top_k_for"]
 
+MAX_DASHED = 64               # heads the dash scale covers (the app draws at most 16)
 LINE_BUDGET = 2048            # lines per chart at most (about 0.1 MB of inline data): more only slow the browser
 X_QUERY, X_KEY = 0.32, 0.68   # where the lines start and end, as a share of the width (labels sit outside them)
 HOVER, PICK, HEADS = "tok_hover", "tok_pick", "heads"  # the chart's params (Vega-Lite selections)
@@ -92,7 +94,7 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
     head, q, k = np.nonzero(_keep(w, top_k))
     rows = max(n, m)
     step = step or (20 if rows <= 16 else 16 if rows <= 32 else 12)
-    spec = json.loads(_layout(h, tuple(names), rows, step, title, query_title, key_title, weight_title, head_title))
+    spec = json.loads(_layout(h, rows, step, title, query_title, key_title, weight_title, head_title))
     weight = np.round(w[head, q, k], 4).tolist()
     spec["datasets"] = {
         LINES: [{"head": names[a], "q": b, "k": c, "query": queries[b], "key": keys[c], "weight": v}
@@ -107,7 +109,7 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
 
 
 @functools.lru_cache(maxsize=64)
-def _layout(h: int, head_names: tuple[str, ...], rows: int, step: int, title: str, query_title: str,
+def _layout(h: int, rows: int, step: int, title: str, query_title: str,
             key_title: str, weight_title: str, head_title: str) -> str:
     """The chart without its rows, as JSON (a fresh copy per chart is one json.loads)."""
     font = 12 if step >= 16 else 10
@@ -119,8 +121,7 @@ def _layout(h: int, head_names: tuple[str, ...], rows: int, step: int, title: st
     many = h > 1
     legend = alt.Legend(orient="bottom", columns=2, labelLimit=260, symbolType="stroke",
                         symbolStrokeWidth=3) if many else None
-    colour = alt.Color("head:N", title=head_title, scale=alt.Scale(domain=list(head_names),
-                       range=[head_colour(i) for i in range(h)]),
+    colour = alt.Color("head:N", title=head_title, sort=None, scale=alt.Scale(**head_scale()),  # the data's order
                        legend=legend)
     # channel objects, not alt.condition / alt.value dicts: Altair resolves a dict against the whole schema (slow)
     opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]), legend=None,
@@ -137,9 +138,9 @@ def _layout(h: int, head_names: tuple[str, ...], rows: int, step: int, title: st
         )
     )
     if h > len(OKABE_ITO):  # colours come round again after 8 heads: the later ones are dashed
-        dashes = [[1, 0] if i < len(OKABE_ITO) else [5, 3] for i in range(h)]
-        rule = rule.encode(strokeDash=alt.StrokeDash("head:N", title=head_title, legend=legend,
-                                                     scale=alt.Scale(domain=list(head_names), range=dashes)))
+        dashes = [[1, 0] if i < len(OKABE_ITO) else [5, 3] for i in range(MAX_DASHED)]
+        rule = rule.encode(strokeDash=alt.StrokeDash("head:N", title=head_title, legend=legend, sort=None,
+                                                     scale=alt.Scale(range=dashes)))
     if many:
         rule = rule.add_params(alt.selection_point(name=HEADS, fields=["head"], bind="legend", toggle="true"))
     # the whole row beside the lines is the token's target (a finger is wider than a word)

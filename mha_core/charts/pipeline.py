@@ -8,7 +8,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from mha_core.charts.base import FIT_WIDTH, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, matrix_frame
+from mha_core.charts.base import FIT_WIDTH, SIGNED_SCHEME, WEIGHT_SCHEME, matrix_frame
+from mha_core.charts.palette import head_scale, nice_limit
 
 PER_HEAD_COLUMNS = 16  # columns of each head drawn by columns_by_head (see column_subset)
 
@@ -37,14 +38,13 @@ def columns_by_head(
     df = matrix_frame(m[:, keep], rows, cols, "value")
     df["head"] = [f"{head_label} {j // d}" for j in np.tile(keep, n)]
     df["strength"] = np.round(np.abs(df["value"]) / max(float(np.max(np.abs(m))), 1e-12), 4)
-    heads = [f"{head_label} {i}" for i in range(n_heads)]
     return (
         alt.Chart(df, title=title)
         .mark_rect()
         .encode(
             x=alt.X("col:O", sort=cols, title=col_title, axis=alt.Axis(labels=False, ticks=False)),
             y=alt.Y("row:O", sort=list(rows), title=row_title, axis=alt.Axis(labelLimit=70, labelFontSize=10)),
-            color=alt.Color("head:N", scale=alt.Scale(domain=heads, range=[head_colour(i) for i in range(n_heads)]),
+            color=alt.Color("head:N", sort=None, scale=alt.Scale(**head_scale()),  # heads in the data's order
                             legend=alt.Legend(orient="bottom", columns=8), title=None),
             opacity=alt.Opacity("strength:Q", scale=alt.Scale(domain=[0, 1], range=[0.12, 1]), legend=None),
             tooltip=["head:N", alt.Tooltip("row:O", title=row_title or "row"),
@@ -68,7 +68,8 @@ def head_grid(
     heads = np.repeat(np.asarray(titles, dtype=object), n * m)
     df = pd.concat([matrix_frame(mats[i], rows, cols, "value") for i in range(h)], ignore_index=True)
     df.insert(0, "head", heads)
-    lim = float(np.max(np.abs(mats))) if mats.size and np.isfinite(mats).any() else 1.0
+    finite = mats[np.isfinite(mats)]
+    lim = nice_limit(float(np.max(np.abs(finite)))) if finite.size else 1.0  # a round end: see nice_limit
     domain = [-lim, lim] if signed else [0.0, 1.0]
     scale = alt.Scale(scheme=SIGNED_SCHEME if signed else WEIGHT_SCHEME, domain=domain)
     x_axis = alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=10) if show_col_labels else None

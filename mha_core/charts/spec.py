@@ -38,7 +38,33 @@ def spec_and_data(chart: alt.TopLevelMixin | dict) -> tuple[dict, pd.DataFrame |
         spec.pop("data", None)       # Altair's empty placeholder; Streamlit attaches the frame
         spec.pop("datasets", None)
         return for_browser(in_data_order(spec, chart.data)), chart.data
-    return for_browser(chart.to_dict(validate=False)), None
+    return for_browser(stable_names(chart.to_dict(validate=False))), None
+
+
+def stable_names(spec: dict) -> dict:
+    """Rename Altair's inline data sets (``data-<hash of the rows>``) to ``data_0``, ``data_1``, … in order.
+
+    Streamlit sends a spec's named data sets apart from the spec and rebuilds the browser's Vega view only when the
+    spec itself changes; a name made of the rows' hash changed the spec with every new number, so a layered chart
+    was rebuilt on every slider move instead of taking its new rows.
+    """
+    names = {old: f"data_{i}" for i, old in enumerate(spec.get("datasets", {})) if old.startswith("data-")}
+    if not names:
+        return spec
+
+    def rename(node: object) -> object:
+        if isinstance(node, dict):
+            out = {k: rename(v) for k, v in node.items() if k != "datasets" or node is not spec}
+            if isinstance(node.get("data"), dict) and node["data"].get("name") in names:
+                out["data"] = {**node["data"], "name": names[node["data"]["name"]]}
+            return out
+        if isinstance(node, list):
+            return [rename(v) for v in node]
+        return node
+
+    renamed = rename(spec)
+    renamed["datasets"] = {names.get(k, k): v for k, v in spec["datasets"].items()}
+    return renamed
 
 
 def in_data_order(spec: dict, data: pd.DataFrame) -> dict:
