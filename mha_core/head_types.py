@@ -70,9 +70,12 @@ def head_stats(attn: np.ndarray, special: np.ndarray, punct: np.ndarray) -> Head
     nxt = attn[..., next_rows, next_rows + 1].mean(-1) if next_rows.size else np.zeros(attn.shape[:2])
     own = attn[..., rows, rows].mean(-1)
     sinks = special | punct
-    sink = attn[..., rows, :][..., sinks].sum(-1).mean(-1)
-    a = attn[..., rows, :]
-    ent = -(a * np.log(np.clip(a, 1e-12, None))).sum(-1).mean(-1) / max(np.log(n), 1e-12)
+    sink = attn[..., sinks].sum(-1)[..., rows].mean(-1)  # the few sink columns first: no copy of every row
+    contiguous = rows.size and rows[-1] - rows[0] + 1 == rows.size  # the usual [CLS] … [SEP]: a view, not a copy
+    a = attn[..., rows[0]:rows[-1] + 1, :] if contiguous else attn[..., rows, :]
+    logs = np.maximum(a, 1e-12)  # one temporary of a's size (at 512 pieces a is 72 MiB): the log is taken in place
+    np.log(logs, out=logs)
+    ent = -np.einsum("...ij,...ij->...", a, logs, dtype=np.float64) / rows.size / max(np.log(n), 1e-12)
     return HeadStats(previous=previous, next=nxt, own=own, sink=sink, entropy=ent)
 
 

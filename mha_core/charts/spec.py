@@ -31,12 +31,15 @@ def spec_and_data(chart: alt.TopLevelMixin | dict) -> tuple[dict, pd.DataFrame |
     if isinstance(chart, dict):
         return for_browser(chart), None
     alt, pd = sys.modules["altair"], sys.modules["pandas"]  # loaded by the builder that made this Altair chart
-    if isinstance(chart, alt.Chart) and isinstance(chart.data, pd.DataFrame):
+    if isinstance(chart, (alt.Chart, alt.LayerChart)) and isinstance(chart.data, pd.DataFrame):  # layers share it
         bare = chart.copy(deep=False)
         bare.data = alt.Undefined
         spec = bare.to_dict(validate=False)
         spec.pop("data", None)       # Altair's empty placeholder; Streamlit attaches the frame
         spec.pop("datasets", None)
+        for layer in spec.get("layer", []):  # Altair's stand-in for "no data" would hide the frame from the layers
+            if layer.get("data") == {"name": "empty"}:
+                del layer["data"]
         return for_browser(in_data_order(spec, chart.data)), chart.data
     return for_browser(stable_names(chart.to_dict(validate=False))), None
 
