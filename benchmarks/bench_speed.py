@@ -104,10 +104,12 @@ class Case:
     path: str                 # URL path and query after the base
     control: str              # "slider:<key>", "click:<text>", "toggle:<key>", "select:<key>", "radio:<key>",
     reset: str | None = None  # "text:<key>", "fresh:<key>"; a button to press (untimed) when the control is disabled
+    words: int = 0            # first (untimed) type a fresh sentence of this many one-piece words in real_sentence
 
 
 def cases() -> list[Case]:
-    """Every page's main control, the attend page's mask and head, the sentence, and a generation step."""
+    """Every page's main control, the attend page's mask and head, the sentence, a generation step, and the real-model
+    page: a new 32-piece sentence, and another head at 512 pieces."""
     pipeline = [Case(p, f"{'' if p == 'overview' else p}?fixed=0", "slider:h")
                 for p in ("overview", "prereq", "split", "attend", "concat", "why", "myths")]
     return [
@@ -120,6 +122,8 @@ def cases() -> list[Case]:
         Case("mask", "attend?fixed=0", "toggle:causal"),
         Case("head", "attend?fixed=0", "select:head"),
         Case("real", "real", "fresh:real_sentence"),  # a sentence of 32 word pieces the server has never seen
+        # the model's own limit, 512 pieces: another head (the head view as pixels and the token lines redrawn)
+        Case("real-512", "real", "select:real_head", words=LONG_WORDS),
     ]
 
 
@@ -152,6 +156,7 @@ class Result:
 
 
 SENTENCE_B = "The cat sat on the mat because it was tired"
+LONG_WORDS = 510  # one-piece words: with [CLS] and [SEP], 512 pieces (MiniLM's position limit)
 
 
 def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - a Playwright page
@@ -214,6 +219,11 @@ def open_case(browser, base: str, case: Case, throttle: float):  # noqa: ANN001,
         cdp.send("Emulation.setCPUThrottlingRate", {"rate": throttle})
     page.goto(f"{base}/{case.path}", timeout=120_000)
     _settle(page, 500, 120_000)
+    if case.words:  # the case's sentence, untimed (computing 512 pieces takes seconds on a throttled phone)
+        page.locator(".st-key-real_sentence input").first.fill(fresh_sentence(f"{time.time_ns()}", case.words))
+        page.evaluate(ARM)
+        page.keyboard.press("Enter")
+        _settle(page, 500, 180_000)
     return ctx, page, cdp
 
 

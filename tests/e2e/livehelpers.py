@@ -99,4 +99,11 @@ def vote(page, option: int) -> None:
     wait_ready(page)
     page.locator(".st-key-live_vote_send button").click()
     wait_ready(page)
-    box.locator('[data-testid="stAlertContentSuccess"]').wait_for(timeout=FOLLOW_MS)  # "your vote is in"
+    try:
+        box.locator('[data-testid="stAlertContentSuccess"]').wait_for(timeout=FOLLOW_MS)  # "your vote is in"
+    except Exception as err:  # a rare failure under load (seen twice in full-suite runs): say what the box showed
+        send = page.locator(".st-key-live_vote_send button")
+        checked = box.locator('[data-testid="stRadio"] input[type="radio"]:checked').count()
+        raise AssertionError(f"no 'vote in' after sending option {option}: the box says {box.inner_text()!r}; "
+                             f"send button {'disabled' if send.count() and send.is_disabled() else 'enabled/absent'}; "
+                             f"{checked} option checked; url {page.url}") from err
