@@ -185,7 +185,10 @@ def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - 
         first, count = page._speed_option  # noqa: SLF001
         return lambda: options.nth((first + 1) % count if i % 2 == 0 else first).click()
     if kind == "select":
-        page.locator(f".st-key-{arg} [role=combobox]").first.click()
+        box = page.locator(f".st-key-{arg} [role=combobox]").first
+        box.scroll_into_view_if_needed()  # a menu opened by a click that also scrolls closes again at once
+        page.wait_for_timeout(300)
+        box.click()
         option = page.locator("[role=option]").nth(1 if i % 2 == 0 else 0)
         option.wait_for(state="visible")
         return lambda: option.click()

@@ -160,8 +160,8 @@ if loaded.bert_like:
                          format_func=lambda i, H=loaded.n_heads: head_name(i // H, i % H))
     cos = real_ui.ablate(loaded, r, sentence, [(i // loaded.n_heads, i % loaded.n_heads) for i in off])
     st.metric(t("real.cosine"), f"{cos:.4f}", help=t("real.cosine_help"))
-    if r.n <= real_ui.IMPORTANCE_AUTO or st.toggle(t("real.importance_run", n=r.n), key=real_ui.IMPORTANCE_KEY,
-                                            help=t("real.importance_run_help", auto=real_ui.IMPORTANCE_AUTO)):
+    if st.toggle(t("real.importance_run", n=r.n, heads=n_all), key=real_ui.IMPORTANCE_KEY,
+                 help=t("real.importance_run_help")):
         with st.spinner(t("real.importance_wait")):
             imp = real_ui.importance(loaded, r, sentence)
         render.chart(charts.score_map, imp, title=t("real.importance"), layer_title=t("real.layer"),

@@ -279,7 +279,7 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     assert sorted(order) == list(range(72))
     np.testing.assert_allclose(table[translate("en", "real.col_entropy")], head_similarity.head_entropy(flat)[order],
                                atol=5e-4)
-    assert translate("en", "real.importance_run", n=128) in [tg.label for tg in at.toggle]  # asked for, not run
+    assert translate("en", "real.importance_run", n=128, heads=72) in [tg.label for tg in at.toggle]  # asked, not run
 
 
 def test_a_sentence_at_the_model_s_own_limit_draws_its_head_as_pixels_with_every_weight_in_the_csv():
@@ -308,6 +308,25 @@ def test_a_sentence_at_the_model_s_own_limit_draws_its_head_as_pixels_with_every
     csv = matrix_csv(w, tuple(labels), tuple(labels), translate("en", "export.corner"))  # what the CSV button sends
     assert csv.count(b"\n") >= n and len(csv.splitlines()[1].split(b",")) == n + 1
     assert n * n > charts.PIXEL_CELLS
+
+
+def test_the_two_costly_analyses_wait_to_be_asked_and_then_stay_on_for_the_next_sentence():
+    """Every pair of heads compared and each head's importance were half of a new short sentence's time
+    (bench_speed "real"): they are drawn when the student switches them on, and stay on for later sentences."""
+    at = open_page(PAGE, "en")
+    titles = lambda: [json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")]  # noqa: E731
+    shown = (translate("en", "real.sim_map"), translate("en", "real.importance"))
+    assert not set(shown) & set(titles())
+    assert not at.toggle(key=real_ui.SIMILARITY_KEY).value and not at.toggle(key=real_ui.IMPORTANCE_KEY).value
+    at.toggle(key=real_ui.SIMILARITY_KEY).set_value(True).run()
+    at.toggle(key=real_ui.IMPORTANCE_KEY).set_value(True).run()
+    assert not at.exception, at.exception
+    assert set(shown) <= set(titles())
+    at.text_input(key=real_ui.SENTENCE_KEY).set_value("The red car stopped because it was old").run()
+    assert not at.exception, at.exception
+    assert set(shown) <= set(titles())  # the switches stayed on: the new sentence's analyses are drawn at once
+    n = len(pretrained.run(pretrained.load(), "The red car stopped because it was old").tokens)
+    assert translate("en", "real.sim_run", n=n, heads=72) in [tg.label for tg in at.toggle]
 
 
 def test_one_piece_too_many_is_a_translated_error_not_a_crash():

@@ -36,10 +36,11 @@ PAIR_FOR_KEY = "real_pair_for"   # (model, pair) the pair's head selectors were 
 CHECK_LAYER_KEY, OFF_KEY = "real_check_layer", "real_off"                  # the core check; heads switched off
 TOP_KEY = "real_top"  # prefix of the top-heads tables' selection, one per head type
 GROUP_KEY = "real_group"  # the head-similarity map's grouping threshold
-IMPORTANCE_KEY = "real_importance"  # a long sentence computes the per-head importance only when asked
-IMPORTANCE_AUTO = 48  # tokens up to which it is computed at once (73 forward passes of n tokens)
-SIMILARITY_KEY = "real_similarity"  # a long sentence compares every two heads only when asked
-SIMILARITY_AUTO = 64  # tokens up to which it is computed at once (its cost grows as n²; benchmarks/bench_real.py)
+# Two analyses run only when asked (a switch that stays on for the student's next sentences): each head's importance
+# (73 runs of the model) and every pair of heads compared (its map is 72 × 72 cells, its cost grows as n²). Always
+# computed, they were half of a new 32-piece sentence's time (bench_speed "real": p50 ~950 → ~500 ms without them).
+IMPORTANCE_KEY = "real_importance"
+SIMILARITY_KEY = "real_similarity"
 GROUP_STEPS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)  # thresholds offered (Jensen–Shannon distance)
 GROUP_DEFAULT = 0.3  # on the first example: 23 groups, the largest of 14 heads
 MIB = 1 << 20
@@ -113,7 +114,7 @@ def run(loaded: pretrained.Loaded, sentence: str) -> pretrained.Run:
 
 
 def prepare(loaded: pretrained.Loaded, sentence: str) -> None:
-    """A new sentence's heavy results (forward, stats, layer check; head similarity up to SIMILARITY_AUTO tokens)
+    """A new sentence's heavy results (forward, stats, layer check)
     computed in turn with the other students' (at most TURNS.slots at once); while waiting, the page says how many
     are ahead of this one. Nothing to do when they are cached. LabError (bad sentence) surfaces from ``run``."""
     if _run_key(loaded, sentence) in RUNS and ("checks" if loaded.bert_like else "stats", cache_name(loaded),
@@ -124,8 +125,6 @@ def prepare(loaded: pretrained.Loaded, sentence: str) -> None:
         try:
             r = run(loaded, sentence)
             stats(loaded, r, sentence)
-            if r.n <= SIMILARITY_AUTO:
-                similarity(loaded, r, sentence)
             if loaded.bert_like:
                 checks(loaded, r, sentence)
         except LabError:

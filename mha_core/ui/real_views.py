@@ -25,9 +25,8 @@ def similarity_section(loaded: pretrained.Loaded, r: pretrained.Run, sentence: s
              r"\mathrm{JSD}(p,q)&=\tfrac12\mathrm{KL}(p\,\|\,m)+\tfrac12\mathrm{KL}(q\,\|\,m)\\ "
              r"m&=\tfrac12(p+q)\end{aligned}")
     n_all = loaded.n_layers * loaded.n_heads
-    asked = r.n <= real_ui.SIMILARITY_AUTO or st.toggle(
-        t("real.sim_run", n=r.n), key=real_ui.SIMILARITY_KEY,
-        help=t("real.sim_run_help", heads=n_all, auto=real_ui.SIMILARITY_AUTO))
+    asked = st.toggle(t("real.sim_run", n=r.n, heads=n_all), key=real_ui.SIMILARITY_KEY,
+                      help=t("real.sim_run_help", heads=n_all))
     if not asked:
         return
     dist, entropy = real_ui.similarity_asked(loaded, r, sentence)
