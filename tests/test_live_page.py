@@ -169,6 +169,26 @@ def vote(s: AppTest, choice: int) -> None:
     ok(s)
 
 
+def test_send_is_never_disabled_and_an_empty_send_says_pick_an_option_first(store):
+    """A browser once kept the send button disabled for 30 s after the server had redrawn it enabled (bench_live):
+    the button is enabled before a choice, and a send without one stores nothing and says why, in each language."""
+    at = teacher_on_class_page()
+    ok(at.button(key=live.START_KEY).click().run())
+    info = the_class(store)
+    ann, bo = student(info.code, "Ann"), student(info.code, "Bo", "zh")
+    ok(at.button(key=live.OPEN_KEY).click().run())
+    vk = read_live(store, info.id)[1].vote.key
+    for s, lang in ((ann, "en"), (bo, "zh")):
+        ok(s.run())
+        assert not s.button(key=live.SEND_KEY).disabled
+        ok(s.button(key=live.SEND_KEY).click().run())
+        assert translate(lang, "errors.vote_pick_first") in [e.value for e in s.error]
+    assert answers_of(store, info.id, vk) == []
+    vote(ann, 0)
+    assert [(name, choice) for name, _, choice, _ in answers_of(store, info.id, vk)] == [("Ann", 0)]
+    assert translate("en", "errors.vote_pick_first") not in [e.value for e in ann.error]
+
+
 @pytest.mark.usefixtures("short_busy_timeout")
 def test_a_full_peer_instruction_cycle_closes_round_one_unseen_then_revote_both_rounds_and_a_follow_up(store, tmp_path):
     at = teacher_on_class_page()

@@ -53,7 +53,8 @@ def _on_send(m: Member, vote: VoteState) -> None:
     """Send the student's vote; on trouble keep the choice and say why (it can be sent again)."""
     ss = st.session_state
     ck = choice_key(vote.key, vote.round)
-    if ss.get(ck) is None:  # the button is disabled until a choice is made
+    if ss.get(ck) is None:  # the button is never disabled: a redraw the browser missed must not lock a student out
+        render.flash(VOTE_FLASH_KEY, LabError("vote_pick_first"))
         return
     try:
         choice = ballot(ss[ck], vote.n_options)  # a forged websocket value: a clear message, nothing stored
@@ -149,8 +150,10 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
         countdown(vote)
         failed = bool(ss.get(VOTE_FAILED_KEY))
         label = t("live.vote_send_again") if failed else t("live.vote_send")
+        # Enabled before a choice too (an empty send says so): bench_live once saw a browser keep the button disabled
+        # for 30 s after the server had redrawn it enabled, and the student could not vote.
         st.button(label, key=SEND_KEY, type="primary", icon=":material/send:", on_click=_on_send,
-                  args=(m, vote), disabled=m is None or ss.get(ck) is None)
+                  args=(m, vote), disabled=m is None)
         render.show_flash(VOTE_FLASH_KEY)
         if unsent:
             st.warning(t("live.vote_unsent"), icon=":material/cloud_off:")
