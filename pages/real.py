@@ -48,7 +48,7 @@ stats = real_ui.stats(loaded, r, sentence)
 
 # --- model view ---
 st.subheader(t("real.model_view"))
-st.caption(t("real.model_view_help"))
+st.caption(t("real.model_view_help", max_marks=charts.PIXEL_TOKENS))
 render.chart(charts.model_view, r.attentions, labels, layer_title=t("real.layer"), head_title=t("real.head"),
              query_title=t("common.query"), key_title=t("common.key"), weight_title=t("common.weight"))
 if r.n > charts.MODEL_VIEW_CELLS:
@@ -100,7 +100,7 @@ render.chart(charts.head_heatmap, r.attentions[layer, head], labels,
              col_title=t("common.key"), value_title=t("common.weight"),
              export=chart_downloads.matrix(r.attentions[layer, head], labels, labels, "head",
                                            head=head_name(layer, head)))
-if r.n * r.n > charts.PIXEL_CELLS:
+if charts.drawn_as_pixels(r.n):
     st.caption(t("real.head_pixels", n=r.n, cells=r.n * r.n))
 m = st.columns(5)
 for col, k in zip(m, ("previous", "next", "self", "sink", "broad"), strict=True):

@@ -7,6 +7,7 @@ Pure functions from arrays and already-translated labels to Altair charts; the p
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 
 import altair as alt
@@ -17,13 +18,14 @@ from mha_core.charts import raster
 from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, bar, heatmap
 
 __all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "model_view", "pair_row", "pool",
-           "PIXEL_CELLS", "head_pixels", "score_map", "similarity_map"]
+           "PIXEL_CELLS", "PIXEL_TOKENS", "drawn_as_pixels", "head_pixels", "score_map", "similarity_map"]
 
 NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
 OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
 MODEL_VIEW_CELLS = 32  # rows and columns per head in the model view; longer inputs are pooled (the 72 images are sent
 # on every rerun, ~200 KB at 32; the head view below keeps every token)
 PIXEL_CELLS = 10_000  # a heatmap with more cells is drawn as pixels: one Vega mark per cell costs the browser too much
+PIXEL_TOKENS = math.isqrt(PIXEL_CELLS)  # the longest input whose head view is still one mark per cell
 AXIS_LABELS = 48  # token labels on a pixel heatmap's axis at most (every k-th token; a row's tooltip names each)
 GAP = 1 / 12  # the empty band between two heads and between two layers, as a share of a head's square
 
@@ -99,7 +101,7 @@ def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title:
     would overlap, so a phone shows fewer than a projector) and caps the height. Above PIXEL_CELLS cells it is
     drawn as pixels (``head_pixels``)."""
     n = len(labels)
-    if n * n > PIXEL_CELLS:
+    if drawn_as_pixels(n):
         return head_pixels(m, labels, title=title, row_title=row_title, col_title=col_title, value_title=value_title)
     chart = heatmap(m, labels, labels, domain=(0.0, 1.0), title=title, row_title=row_title, col_title=col_title,
                     value_title=value_title, size=min(max(300, 22 * n), 640))
@@ -110,6 +112,11 @@ def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title:
                 axis=alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=9, labelOverlap="parity", ticks=False)),
         y=alt.Y("row:O", sort=list(labels), title=row_title,
                 axis=alt.Axis(labelLimit=70, labelFontSize=9, labelOverlap="parity", ticks=False)))
+
+
+def drawn_as_pixels(n: int) -> bool:
+    """Whether an n-token head view is drawn as pixels (more than PIXEL_CELLS cells) — the chart and its caption."""
+    return n * n > PIXEL_CELLS
 
 
 def head_pixels(m: np.ndarray, labels: Sequence[str], *, title: str, row_title: str, col_title: str,
