@@ -82,8 +82,7 @@ else:
 if score is not None:
     left, right = st.columns([2, 3])
     with left:
-        st.caption(t("real.top_caption"))
-        real_ui.ranked_table(head_types.top_heads(score, 6), real_ui.top_key(kind), t(f"real.kind_{kind}"))
+        real_ui.ranked_heads(head_types.top_heads(score, 6), real_ui.top_key(kind))
     with right:
         render.chart(charts.score_map, score, title=t("real.score_map", kind=t(f"real.kind_{kind}")),
                      layer_title=t("real.layer"), head_title=t("real.head"), value_title=t("real.score"))

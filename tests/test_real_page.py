@@ -96,6 +96,26 @@ def test_the_head_view_and_switched_off_heads_survive_a_visit_to_another_page():
     assert at.selectbox(key=real_ui.KIND_KEY).value == "pick" and at.selectbox(key=real_ui.PICK_TO_KEY).value == 1
 
 
+def test_picking_a_top_head_opens_it_in_the_head_view_and_the_pick_clears():
+    """The top heads are pills (a selectable table settled ~0.2 s later: its grid rewrites hidden text after new
+    data); a pick opens that head, named and scored as head_types ranks it, and does not stay lit."""
+    from mha_core import head_types
+
+    at = open_page(PAGE, "en")
+    run = pretrained.run(pretrained.load(), real_ui.EXAMPLES[0].sentence)
+    ranked = head_types.top_heads(head_types.head_stats(run.attentions, run.special, run.punct).score("previous"), 6)
+    pills = at.button_group(key=real_ui.top_key("previous"))
+    assert pills.options == [f"{head_name(r.layer, r.head)} · {r.score:.3f}" for r in ranked]
+    third = ranked[2]
+    assert (third.layer, third.head) != (at.selectbox(key=real_ui.LAYER_KEY).value,
+                                         at.selectbox(key=real_ui.HEAD_KEY).value)
+    pills.set_value(2).run()
+    assert not at.exception
+    assert (at.selectbox(key=real_ui.LAYER_KEY).value, at.selectbox(key=real_ui.HEAD_KEY).value) == (third.layer,
+                                                                                                     third.head)
+    assert at.button_group(key=real_ui.top_key("previous")).value is None
+
+
 def test_one_head_name_in_both_labs():
     assert head_name(3, 5) == "L3·H5"
     assert translate("en", "heads.head_title", head=head_name(0, 1), label="x").startswith("L0·H1")

@@ -289,18 +289,22 @@ def open_head(layer: int, head: int) -> None:
     st.session_state[HEAD_KEY] = head
 
 
-def _on_select(table_key: str, ranked: list[head_types.RankedHead]) -> None:
-    rows = st.session_state[table_key].selection.rows
-    if rows:
-        open_head(ranked[rows[0]].layer, ranked[rows[0]].head)
+def _open_picked(key: str, ranked: list[head_types.RankedHead]) -> None:
+    """on_change of the top heads: open the one picked in the head view, then clear the pick (the head view's own
+    selectors may move on, and a pill still lit would name a head no longer shown)."""
+    picked = st.session_state.get(key)
+    if picked is not None:
+        open_head(ranked[picked].layer, ranked[picked].head)
+    st.session_state[key] = None
 
 
-def ranked_table(ranked: list[head_types.RankedHead], key: str, score_title: str) -> None:
-    """Top heads; selecting a row opens that head in the head view."""
-    df = pd.DataFrame({t("real.col_head"): [head_name(r.layer, r.head) for r in ranked],
-                       score_title: [round(r.score, 3) for r in ranked]})
-    st.dataframe(df, key=key, on_select=lambda: _on_select(key, ranked), selection_mode="single-row",
-                 hide_index=True, width="stretch")
+def ranked_heads(ranked: list[head_types.RankedHead], key: str) -> None:
+    """The top heads with their scores, one pill each, best first; picking one opens it in the head view. Pills, not
+    a selectable table: a table's grid rewrites its hidden accessible text ~0.2 s after new data, so a new sentence
+    took that much longer to settle (benchmarks/bench_speed "real": p50 467 → 366 ms)."""
+    st.pills(t("real.top_caption"), range(len(ranked)), key=key, selection_mode="single",
+             format_func=lambda i: f"{head_name(ranked[i].layer, ranked[i].head)} · {ranked[i].score:.3f}",
+             on_change=_open_picked, args=(key, ranked))
 
 
 # --- session state the page's widgets read ---------------------------------------------------------------
