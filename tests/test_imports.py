@@ -310,3 +310,19 @@ def test_the_class_store_knows_no_lesson_type():
     bad = sorted(f"{m} -> {d}" for m in graph if m.startswith(f"{PACKAGE}.classroom")
                  for d in graph[m] if d == f"{PACKAGE}.lesson" or d.startswith(f"{PACKAGE}.lesson."))
     assert not bad, "; ".join(bad)
+
+
+def test_the_app_spares_streamlit_s_once_per_process_repl_check():
+    """Streamlit's first element in a process asks ``env_util.is_repl()`` (``inspect.stack()``: 80 ms of a fresh
+    server's first page); importing mha_core.ui answers it. A fresh interpreter, as a new server is."""
+    import subprocess
+    import sys
+
+    code = ("import mha_core.ui\n"
+            "from streamlit import delta_generator, env_util\n"
+            "asked = []\n"
+            "env_util.is_repl = lambda: asked.append(1) or False\n"
+            "delta_generator._maybe_print_use_warning()\n"
+            "print(len(asked))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0", out.stderr

@@ -1,5 +1,13 @@
 """The only part of mha_core that imports Streamlit: the page frame and shared renderers."""
 
+from streamlit import delta_generator
+
 from mha_core.ui.i18n import bound_t, lang, t
+
+# Streamlit asks once per process, at the first element drawn, whether it runs in a Python REPL (to print a hint
+# about `streamlit run`) by walking ``inspect.stack()``, which reads the source of every frame and indexes every
+# loaded module: 80 ms of a fresh server's first page (py-spy, issue 26's cold start). This app only runs under
+# `streamlit run`, so the question is answered here; tests/test_imports.py fails if the pinned Streamlit renames it.
+delta_generator._use_warning_has_been_displayed = True  # noqa: SLF001 - see above
 
 __all__ = ["bound_t", "lang", "t"]
