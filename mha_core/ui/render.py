@@ -12,10 +12,12 @@ import hashlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import streamlit as st
+from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
 from mha_core.charts.spec import arguments_digest, as_table, spec_and_data
 from mha_core.errors import LabError
@@ -182,19 +184,39 @@ def builder_name(builder: Callable[..., object]) -> str:
     return f"{module}.{name}"
 
 
-@st.cache_data(max_entries=4096, show_spinner=False)
-def _figure_of(_builder: Callable[..., object], name: str, _args: tuple, _kwargs: dict,
-               digest: bytes) -> tuple[dict, pa.Table | None]:
-    """(spec, data as an Arrow table) of ``builder(*args, **kwargs)``, keyed on the builder's name and the digest
-    of every argument (``charts.spec.arguments_digest``): built once per distinct input and shared by every
-    session, never for another input."""
-    spec, data = spec_and_data(_builder(*_args, **_kwargs))
-    return spec, None if data is None else pa.Table.from_pandas(data, preserve_index=False)
+@dataclass(frozen=True)
+class Figure:
+    """One chart as built once per distinct input and shared, read-only, by every session that draws it."""
+
+    spec: dict               # the Vega-Lite spec without its frame; inline data sets (a layered chart's) as rows
+    data: pa.Table | None    # the frame, sent as Arrow
+    drawn: dict              # the spec as st.vega_lite_chart gets it: each inline data set already Arrow IPC bytes
+    panels: str | None       # the field a chart of panels splits its data by (None: a single chart)
+    box: str                 # the key of the box around a chart of panels (a hash of its spec)
+
+
+@st.cache_resource(max_entries=4096, show_spinner=False)
+def _figure_of(_builder: Callable[..., object], name: str, _args: tuple, _kwargs: dict, digest: bytes) -> Figure:
+    """``builder(*args, **kwargs)`` as a Figure, keyed on the builder's name and the digest of every argument
+    (``charts.spec.arguments_digest``): built once per distinct input, never for another input.
+
+    Shared, not copied: st.cache_data unpickled a copy of the spec and frame for every chart of every run, and
+    Streamlit turned each inline data set from rows into Arrow on every run — together most of a follower's redraw
+    of a chart (benchmarks/bench_fanout.py). Nothing changes a Figure: Streamlit copies a spec's top level before it
+    takes the data sets out."""
+    spec, frame = spec_and_data(_builder(*_args, **_kwargs))
+    data = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
+    drawn = dict(spec)
+    if "datasets" in spec:
+        drawn["datasets"] = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec["datasets"].items()}
+    return Figure(spec, data, drawn, _panel_field(spec),
+                  f"{PANELS}_{hashlib.blake2b(repr(spec).encode(), digest_size=6).hexdigest()}")
 
 
 def figure(builder: Callable[..., object], *args: object, **kwargs: object) -> tuple[dict, pa.Table | None]:
     """The cached (spec, data) that ``render.chart`` draws (tests read it to compare two inputs)."""
-    return _figure_of(builder, builder_name(builder), args, kwargs, arguments_digest(args, kwargs))
+    f = _figure_of(builder, builder_name(builder), args, kwargs, arguments_digest(args, kwargs))
+    return f.spec, f.data
 
 
 def chart(builder: Callable[..., object], *args: object, export: chart_downloads.Export | None = None,
@@ -208,20 +230,20 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
     """
     name = builder_name(builder)
     digest = arguments_digest(args, kwargs)
-    spec, data = _figure_of(builder, name, args, kwargs, digest)
-    tables = bool(st.session_state.get(TABLES.key)) and data is not None
+    f = _figure_of(builder, name, args, kwargs, digest)
+    tables = bool(st.session_state.get(TABLES.key)) and f.data is not None
     if tables:
-        _as_tables(spec, data.to_pandas())
-    elif not _panel_field(spec):
-        st.vega_lite_chart(data, spec, width="stretch")
+        _as_tables(f.spec, f.data.to_pandas())
+    elif f.panels is None:
+        st.vega_lite_chart(f.data, f.drawn, width="stretch")
     else:
         # Panels have a fixed size (Vega-Lite cannot fit a faceted chart to its container): on a narrow screen the
         # grid scrolls sideways inside its own box instead of being cut off at the column's edge.
-        with st.container(key=f"{PANELS}_{hashlib.blake2b(repr(spec).encode(), digest_size=6).hexdigest()}"):
+        with st.container(key=f.box):
             st.html(_PANELS_CSS)  # static style only; no user text
-            st.vega_lite_chart(data, spec, width="content")
-    _downloads(builder, name, args, kwargs, digest, export, images=not tables and (data is None or
-                                                                            data.num_rows <= MAX_IMAGE_ROWS))
+            st.vega_lite_chart(f.data, f.drawn, width="content")
+    _downloads(builder, name, args, kwargs, digest, export, images=not tables and (f.data is None or
+                                                                              f.data.num_rows <= MAX_IMAGE_ROWS))
 
 
 def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes,
@@ -239,14 +261,15 @@ def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: d
 @st.cache_data(max_entries=64, show_spinner=False)
 def _image(_builder: Callable[..., object], name: str, _args: tuple, _kwargs: dict, digest: bytes, ext: str) -> bytes:
     """The chart as an SVG or PNG file, made from its cached (spec, data) once per chart (``digest``) and format."""
-    spec, data = _figure_of(_builder, name, _args, _kwargs, digest)
-    rows = None if data is None else data.to_pylist()
+    f = _figure_of(_builder, name, _args, _kwargs, digest)
+    spec, rows = f.spec, None if f.data is None else f.data.to_pylist()
     return spec_svg(spec, rows) if ext == "svg" else spec_png(spec, rows)
 
 
 def _data_csv(_builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes) -> bytes:
     """The chart's own numbers as CSV (as drawn): a heatmap as its labelled matrix, any other chart as its table."""
-    spec, data = _figure_of(_builder, name, args, kwargs, digest)
+    f = _figure_of(_builder, name, args, kwargs, digest)
+    spec, data = f.spec, f.data
     if data is None:  # a layered chart keeps its data inline: its first data set
         rows = next(iter(spec.get("datasets", {}).values()), [])
         return table_csv({c: [r.get(c) for r in rows] for c in (rows[0] if rows else {})})
