@@ -51,6 +51,23 @@ def test_a_due_session_stays_due_until_woken_or_it_reports_the_version_drawn():
     assert w.due() == ["c"]
 
 
+def test_a_session_behind_the_version_first_read_is_due_whichever_came_first():
+    """A move published between a session's report and the watcher's first read of its class woke no one (the first
+    read only learned the version; the tests' student, which runs no poll timer, waited forever): a session that
+    reported drawing an older version than one read is due, whether it reported before or after that read."""
+    w = Watchlist(forget_s=5)
+    w.seen(1, "before", 0.0, 4)        # drew 4, then the teacher published 5 ...
+    w.seen(1, "unknown", 0.0, None)    # polled, never drew a live version: its poll draws it
+    w.grown(1, 5)                      # ... before the watcher's first read of class 1
+    assert w.due() == ["before"]
+    w.seen(1, "after", 0.2, 4)         # reports drawing 4 after 5 was read: no growth will come for it
+    w.seen(1, "current", 0.2, 5)
+    assert w.due() == ["after", "before"]
+    w.seen(1, "before", 0.4, 5)
+    w.woken("after")
+    assert w.due() == []
+
+
 def test_sessions_that_stop_reporting_explore_or_change_class_are_not_woken():
     w = Watchlist(forget_s=5)
     w.seen(1, "gone", 0.0, None)
