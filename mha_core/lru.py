@@ -37,6 +37,27 @@ def nbytes(obj: Any, _seen: set[int] | None = None) -> int:
     return 32
 
 
+def read_only(obj: Any, _seen: set[int] | None = None) -> Any:
+    """``obj`` with every numpy array in it (also inside dataclasses, tuples, lists and dicts) made read-only: a
+    value shared between sessions that no caller can change for the others. Returns ``obj``."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return obj
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        obj.setflags(write=False)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            read_only(getattr(obj, f.name), seen)
+    elif isinstance(obj, (tuple, list, set, frozenset)):
+        for x in obj:
+            read_only(x, seen)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            read_only(x, seen)
+    return obj
+
+
 @dataclasses.dataclass
 class _Entry:
     value: Any

@@ -8,8 +8,8 @@ import streamlit as st
 from mha_core import scaled_dot_product_attention
 from mha_core.charts import base, lines, pipeline
 from mha_core.settings import CAUSAL, HEAD
-from mha_core.ui import chart_downloads, prediction, render, state, t
-from mha_core.walkthrough import scale_demo, weights_without_scaling
+from mha_core.ui import chart_downloads, compute, prediction, render, state, t
+from mha_core.walkthrough import weights_without_scaling
 
 render.page_header("attend")
 
@@ -70,7 +70,7 @@ st.caption(t("attend.softmax_caption") + (" " + t("attend.mask_caption") if s.ca
 
 st.subheader(t("attend.scale_title"))
 unscaled = weights_without_scaling(trace)
-demo = scale_demo(trace.d_head)
+demo = compute.scale(trace.d_head)
 st.markdown(t("attend.demo_intro", d_head=trace.d_head))
 m1, m2, m3 = st.columns(3)
 m1.metric(t("attend.raw_std"), f"{demo.raw_std:.2f}", help=t("attend.sqrt_help", root=np.sqrt(trace.d_head)))

@@ -7,6 +7,7 @@ module, which brings them.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import inspect
@@ -23,6 +24,7 @@ from mha_core.charts.spec import arguments_digest, as_table, spec_and_data
 from mha_core.errors import LabError
 from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
+from mha_core.lru import ByteLRU, nbytes
 from mha_core.markdown import escape_params, prose_columns, table_markdown
 from mha_core.quiz import load_questions
 from mha_core.settings import TABLES
@@ -195,22 +197,31 @@ class Figure:
     box: str                 # the key of the box around a chart of panels (a hash of its spec)
 
 
-@st.cache_resource(max_entries=4096, show_spinner=False)
-def _figure_of(_builder: Callable[..., object], name: str, _args: tuple, _kwargs: dict, digest: bytes) -> Figure:
+def _figure_bytes(f: Figure) -> int:
+    """What a Figure costs the cache: its specs and its frame's Arrow buffers."""
+    return nbytes(f.spec) + nbytes(f.drawn) + (0 if f.data is None else f.data.nbytes)
+
+
+FIGURES = ByteLRU(128 << 20, size=_figure_bytes)  # every chart drawn, once per distinct input, for the process
+
+
+def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes) -> Figure:
     """``builder(*args, **kwargs)`` as a Figure, keyed on the builder's name and the digest of every argument
     (``charts.spec.arguments_digest``): built once per distinct input, never for another input.
 
-    Shared, not copied: st.cache_data unpickled a copy of the spec and frame for every chart of every run, and
-    Streamlit turned each inline data set from rows into Arrow on every run — together most of a follower's redraw
-    of a chart (benchmarks/bench_fanout.py). Nothing changes a Figure: Streamlit copies a spec's top level before it
-    takes the data sets out."""
-    spec, frame = spec_and_data(_builder(*_args, **_kwargs))
-    data = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
-    drawn = dict(spec)
-    if "datasets" in spec:
-        drawn["datasets"] = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec["datasets"].items()}
-    return Figure(spec, data, drawn, _panel_field(spec),
-                  f"{PANELS}_{hashlib.blake2b(repr(spec).encode(), digest_size=6).hexdigest()}")
+    Shared, not copied: st.cache_data hashed the key with Streamlit's hasher and unpickled a copy of the spec and
+    frame for every chart of every run, and Streamlit turned each inline data set from rows into Arrow on every
+    run — together most of a follower's redraw of a chart (benchmarks/bench_fanout.py). Nothing changes a Figure:
+    Streamlit copies a spec's top level before it takes the data sets out."""
+    def build() -> Figure:
+        spec, frame = spec_and_data(builder(*args, **kwargs))
+        data = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
+        drawn = copy.deepcopy({k: v for k, v in spec.items() if k != "datasets"})  # Streamlit patches a few titles
+        if "datasets" in spec:
+            drawn["datasets"] = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec["datasets"].items()}
+        return Figure(spec, data, drawn, _panel_field(spec),
+                      f"{PANELS}_{hashlib.blake2b(repr(spec).encode(), digest_size=6).hexdigest()}")
+    return FIGURES.get((name, digest), build)
 
 
 def figure(builder: Callable[..., object], *args: object, **kwargs: object) -> tuple[dict, pa.Table | None]:
@@ -255,7 +266,7 @@ def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: d
         ext: functools.partial(_image, builder, name, args, kwargs, digest, ext) for ext in exts if ext != "csv"}
     files["csv"] = ex.csv if ex is not None and ex.csv is not None else functools.partial(
         _data_csv, builder, name, args, kwargs, digest)
-    chart_downloads.buttons(key, chart_downloads.file_names(name, ex, exts), files)
+    chart_downloads.buttons(key, functools.partial(chart_downloads.file_names, name, ex, exts), files)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
