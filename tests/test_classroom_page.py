@@ -387,3 +387,18 @@ def test_presentation_mode_steps_through_the_pipeline():
     assert not at.button(key="present_prev").disabled and at.button(key="present_next").disabled
     at.button(key="present_exit").click().run()
     assert at.session_state["presenting"] is False
+
+
+def test_the_class_store_is_found_without_reading_secrets_when_the_environment_names_it(monkeypatch):
+    """Every follower's redraw looks the store up several times: the secrets are read only when needed."""
+    from mha_core.classroom.config import database_url
+    from mha_core.ui import class_services
+
+    reads = []
+    monkeypatch.setattr(class_services, "streamlit_secrets",
+                        lambda: reads.append(1) or {"database_url": "sqlite:///from-secrets.db"})
+    assert database_url({"MHA_DATABASE_URL": "sqlite:///env.db"}, class_services.LazySecrets()) == "sqlite:///env.db"
+    assert reads == []
+    secrets = class_services.LazySecrets()
+    assert database_url({}, secrets) == "sqlite:///from-secrets.db" and dict(secrets) == {
+        "database_url": "sqlite:///from-secrets.db"} and reads == [1]

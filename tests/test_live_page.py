@@ -369,11 +369,11 @@ def test_a_process_reads_a_classs_live_state_once_per_window_for_all_its_student
     info = store.create_class()
     publish_live(store, info.id, LiveState(step=0, page="overview", settings=()))
     monkeypatch.setattr(follow, "SHARED_READ_S", 3600.0)
-    first = follow.shared_read(info.id)
+    first = follow.shared_read(info.id, None)
     publish_live(store, info.id, LiveState(step=1, page="prereq", settings=()))
-    assert follow.shared_read(info.id) == first  # the same window: the shared read
+    assert follow.shared_read(info.id, None) == first  # the same window: the shared read
     monkeypatch.setattr(follow, "SHARED_READ_S", 1e-6)
-    version, state = follow.shared_read(info.id)
+    version, state = follow.shared_read(info.id, None)
     assert version == first[0] + 1 and state.page == "prereq"
 
 

@@ -9,7 +9,7 @@ the engine (a cache clear opens a new one).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import streamlit as st
 
@@ -17,6 +17,29 @@ from mha_core.classroom import RateLimiter, Storage, database_url
 from mha_core.classroom.joins import JoinLimiter, join_limits
 
 PROXIES_ENV = "MHA_TRUSTED_PROXIES"  # comma-separated addresses of load balancers whose X-Real-IP is believed
+
+
+class LazySecrets(Mapping[str, object]):
+    """Streamlit's secrets, read on first use: the class store is looked up several times a run (every follower's
+    redraw in a live lesson), and reading the secrets costs more than the lookup when the environment already names
+    the database."""
+
+    def __init__(self) -> None:
+        self._read: Mapping[str, object] | None = None
+
+    def _secrets(self) -> Mapping[str, object]:
+        if self._read is None:
+            self._read = streamlit_secrets()
+        return self._read
+
+    def __getitem__(self, key: str) -> object:
+        return self._secrets()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._secrets())
+
+    def __len__(self) -> int:
+        return len(self._secrets())
 
 
 def streamlit_secrets() -> Mapping[str, object]:
@@ -35,7 +58,7 @@ def _storage(url: str) -> Storage:
 
 def storage() -> Storage:
     """The class store for the configured URL, schema created or migrated on first use (DatabaseError if down)."""
-    return _storage(database_url(os.environ, streamlit_secrets()))
+    return _storage(database_url(os.environ, LazySecrets()))
 
 
 def limiter() -> RateLimiter:

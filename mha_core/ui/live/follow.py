@@ -24,7 +24,7 @@ from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.live.keys import BACK_KEY, BANNER_KEY, EXPLORE_KEY, LIVE_QUERY
 from mha_core.ui.live.session import follower, following, go, member, set_follower
-from mha_core.ui.live.wake import session_id, watcher
+from mha_core.ui.live.wake import Watcher, session_id, watcher
 
 FOLLOW_POLL_S = 2.0   # a member's poll of the class's live state while the class is live (a fallback: see wake)
 IDLE_POLL_S = 3.0     # a member's check whether the class went live
@@ -38,7 +38,7 @@ def drawn() -> None:
     if version is None:
         return
     set_follower(f)
-    _report(member(), f)
+    _report(member(), f, watcher())
     if st.query_params.get(LIVE_QUERY) != str(version):
         st.query_params[LIVE_QUERY] = str(version)  # last: the browser has all of this run once it has this
 
@@ -49,17 +49,17 @@ def _read_live_in(class_id: int, window: int, watched: int | None) -> tuple[int,
     return read_live(storage(), class_id)
 
 
-def shared_read(class_id: int) -> tuple[int, LiveState | None]:
+def shared_read(class_id: int, w: Watcher | None) -> tuple[int, LiveState | None]:
     """The class's live state, read once per SHARED_READ_S by this process for all its students (60 students
     polling every second would otherwise be 60 reads a second; a cleared cache only costs one more read). The
-    version the watcher read last is part of the key: the sessions it wakes read the state it saw grow."""
-    w = watcher()
+    version the watcher ``w`` read last is part of the key: the sessions it wakes read the state it saw grow."""
     return _read_live_in(class_id, int(time.time() / SHARED_READ_S), None if w is None else w.version(class_id))
 
 
-def _report(m: Member | None, f: Follower) -> None:
-    """Tell the process's watcher whether to wake this session when the class moves (following a live lesson)."""
-    w, sid = watcher(), session_id()
+def _report(m: Member | None, f: Follower, w: Watcher | None) -> None:
+    """Tell the process's watcher ``w`` whether to wake this session when the class moves (following a live
+    lesson)."""
+    sid = session_id()
     if w is None or sid is None:
         return
     if m is not None and f.following and f.live(m.class_id) is not None:
@@ -71,15 +71,16 @@ def _report(m: Member | None, f: Follower) -> None:
 def _poll(m: Member, current_key: str, live_now: bool) -> None:
     """Read the class's live state and apply the next move ``lesson.follow.poll`` decides. Draws nothing: the
     banner is drawn by the full run that a change triggers."""
+    w = watcher()  # once a poll: each lookup reads the cache of resources
     try:
-        version, state = shared_read(m.class_id)
+        version, state = shared_read(m.class_id, w)
     except LabError as err:  # said where the banner would be (a lost database must not look like "not following")
         render.show_error(err)
         return  # the next poll tries again
     now = time.time()
     d = poll(follower(), m.class_id, version, state, current_key, st.query_params.get(LIVE_QUERY), now, live_now)
     set_follower(d.follower)
-    _report(m, d.follower)
+    _report(m, d.follower, w)
     if d.beat:  # tell the teacher this student is here (and whether following), at most every HEARTBEAT_S
         try:
             storage().heartbeat(m, d.follower.following)
