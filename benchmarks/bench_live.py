@@ -31,8 +31,12 @@ A student given up on (a move not followed within FOLLOW_TIMEOUT_S, a vote not c
 says what its session did meanwhile (F/f: a full/fragment run started; ok/fok: it finished; early: stopped for a
 rerun). Experiment: BENCH_LIVE_BARE_TICKS=1 sends the fragment timers' reruns without widget values (unlike a
 browser), to show what the stale values a browser's tick carries do to following.
-Usage: python -m benchmarks.bench_live [--students 60] [--moves 10] [--votes 3] [--browsers 2] [--replicas 1]
-       [--database-url URL]
+By default one run holds issue 26's two classes, one after the other: 60 students on one server and 150 on two
+replicas (each with its own servers and nginx, on the same database: PostgreSQL when given, as the issue asks for
+the 150), and ends with one table: follow and vote-confirm p95 against the targets (1 s and 2 s), the server CPU per
+follower redraw and the memory per connected student. Exit 1 if a class had an error (a student given up on).
+Usage: python -m benchmarks.bench_live [--classes 60x1 150x2] [--moves 10] [--votes 3] [--browsers 2]
+       [--database-url URL]      (or one class: --students N --replicas R)
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import asyncio
 import os
 import secrets
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -619,9 +624,25 @@ async def warm(ports: list[int]) -> None:
     await asyncio.gather(*(one(p) for p in ports))
 
 
+@dataclass
+class Figures:
+    """One lesson's figures for the summary table."""
+
+    students: int
+    replicas: int
+    database: str
+    follow_p95: float = float("nan")          # protocol sessions, ms
+    follow_browser_p95: float = float("nan")  # Chromium pages, ms
+    vote_p95: float = float("nan")
+    cpu_per_redraw: float = float("nan")
+    mib_per_student: float = float("nan")
+    votes: str = ""
+    errors: int = 0
+
+
 async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_votes: int,  # noqa: ANN001
-                   browsers: int) -> list[str]:
-    """The lesson; the report's lines."""
+                   browsers: int, fig: Figures) -> list[str]:
+    """The lesson; the report's lines (and ``fig`` filled in)."""
     info = store.create_class()
     save_plan(store, info.id, default_plan())
     values = {s.key: s.default for s in SETTINGS if s.default is not None}
@@ -705,6 +726,12 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
         out.append(f"  (widget kinds whose value the protocol client leaves to the server: "
                    f"{', '.join(sorted(lesson.unmodelled))})")
     out += [f"   {e}" for e in lesson.errors[:8]]
+    p95 = lambda ms: percentile(ms, 0.95) if ms else float("nan")  # noqa: E731 - one line
+    fig.follow_p95, fig.follow_browser_p95 = p95(proto_ms), p95(browser_ms)
+    fig.vote_p95 = p95([x for s in students for x in s.vote_ms])
+    fig.cpu_per_redraw = lesson_cpu / max(redraws, 1)
+    fig.mib_per_student = (rss_joined - rss_idle) / max(n, 1)
+    fig.votes, fig.errors = f"{got}/{want}", len(lesson.errors)
     return out
 
 
@@ -720,46 +747,80 @@ def _tracebacks(logdir: Path, ports: list[int]) -> list[str]:
     return out
 
 
-def main() -> None:
+TARGET_MS = {(60, 1): 1000.0, (150, 2): 2000.0}  # issue 26: follow and vote-confirm p95 for these classes
+CLASSES = ("60x1", "150x2")                        # students x replicas, run one after the other by default
+
+
+def one_class(n: int, replicas: int, db_url: str, tmp: Path, a: argparse.Namespace) -> tuple[list[str], Figures]:
+    """One lesson of ``n`` students on ``replicas`` servers behind nginx: its report's lines and figures."""
+    fig = Figures(n, replicas, db_url.split(":", 1)[0].split("+", 1)[0])
+    lb = free_port(*PORTS)
+    ports: list[int] = []
+    for _ in range(max(1, replicas)):
+        ports.append(free_port(*PORTS, taken=(lb, *ports)))
+    logdir = tmp / f"logs-{n}x{replicas}"
+    procs = start_replicas(ports, {"MHA_DATABASE_URL": db_url}, logdir)
+    bal = store = None
+    try:
+        bal = start_balancer(tmp / f"nginx-{n}x{replicas}", lb, ports)
+        asyncio.run(warm(ports))
+        store = Storage.open(db_url)
+        n_moves = max(1, min(a.moves, len(MOVES)))
+        lines = asyncio.run(a_lesson(bal, procs, store, n, n_moves, max(0, a.votes), min(a.browsers, n), fig))
+        return lines + _tracebacks(logdir, ports), fig
+    finally:
+        if store is not None:
+            store.dispose()
+        if bal is not None:
+            stop_balancer(bal)
+        stop_replicas(procs)
+
+
+def table(figs: list[Figures]) -> str:
+    """One line per class: follow and vote p95 against issue 26's target, CPU per redraw, memory per student."""
+    rows = ["class                  database    follow p95 (Chromium)   vote p95   target   CPU ms/redraw  "
+            "MiB/student  votes    errors"]
+    for f in figs:
+        target = TARGET_MS.get((f.students, f.replicas))
+        worst = max(f.follow_p95, f.follow_browser_p95 if f.follow_browser_p95 == f.follow_browser_p95 else 0,
+                    f.vote_p95 if f.vote_p95 == f.vote_p95 else 0)
+        verdict = "" if target is None else f"{'ok' if worst <= target else 'OVER'} <={target / 1000:.0f} s"
+        rows.append(f"{f.students:>3} on {f.replicas} replica(s)     {f.database:<10} {f.follow_p95:>7.0f} ms "
+                    f"({f.follow_browser_p95:>5.0f})  {f.vote_p95:>7.0f} ms  {verdict:<9} {f.cpu_per_redraw:>10.0f}  "
+                    f"{f.mib_per_student:>11.1f}  {f.votes:<8} {f.errors}")
+    return "\n".join(rows)
+
+
+def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--students", type=int, default=60)
+    ap.add_argument("--classes", nargs="*", default=list(CLASSES), metavar="NxR",
+                    help="classes to run, N students on R replicas each (default: 60x1 150x2, issue 26's targets)")
+    ap.add_argument("--students", type=int, default=None, help="one class of this many students (with --replicas)")
     ap.add_argument("--moves", type=int, default=10)
     ap.add_argument("--votes", type=int, default=3)
     ap.add_argument("--browsers", type=int, default=2, help="how many of the students are real Chromium pages")
-    ap.add_argument("--replicas", type=int, default=1, help="app servers behind nginx (2 cores: 2 replicas)")
+    ap.add_argument("--replicas", type=int, default=None, help="app servers behind nginx (2 cores: 2 replicas)")
     ap.add_argument("--database-url", default=None,
                     help="default: MHA_TEST_DATABASE_URL (PostgreSQL) if set, else a fresh SQLite file")
     a = ap.parse_args()
-    n_moves = max(1, min(a.moves, len(MOVES)))
+    if a.students is not None or a.replicas is not None:
+        a.classes = [f"{a.students or 60}x{a.replicas or 1}"]
+    classes = [tuple(int(x) for x in c.lower().split("x")) for c in a.classes]
     t_start = time.time()
+    figs: list[Figures] = []
     with tempfile.TemporaryDirectory(prefix="mha-live-") as tmp:
         db_url = a.database_url or os.environ.get("MHA_TEST_DATABASE_URL") or f"sqlite:///{Path(tmp) / 'live.db'}"
         print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}: {os.cpu_count()} CPUs, database "
               f"{db_url.split(':', 1)[0]}; load average "
               f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-        lb = free_port(*PORTS)
-        ports: list[int] = []
-        for _ in range(max(1, a.replicas)):
-            ports.append(free_port(*PORTS, taken=(lb, *ports)))
-        logdir = Path(tmp) / "logs"
-        env = {"MHA_DATABASE_URL": db_url}
-        procs = start_replicas(ports, env, logdir)
-        bal = store = None
-        try:
-            bal = start_balancer(Path(tmp) / "nginx", lb, ports)
-            asyncio.run(warm(ports))
-            store = Storage.open(db_url)
-            lines = asyncio.run(a_lesson(bal, procs, store, a.students, n_moves, max(0, a.votes),
-                                         min(a.browsers, a.students)))
-            print("\n".join(lines + _tracebacks(logdir, ports)))
-        finally:
-            if store is not None:
-                store.dispose()
-            if bal is not None:
-                stop_balancer(bal)
-            stop_replicas(procs)
+        for n, replicas in classes:
+            lines, fig = one_class(n, replicas, db_url, Path(tmp), a)
+            print("\n".join(lines), flush=True)
+            figs.append(fig)
+    print(table(figs))
     print(f"  benchmark wall time {time.time() - t_start:.0f} s")
+    return 1 if any(f.errors or f.follow_p95 != f.follow_p95 for f in figs) else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
