@@ -97,23 +97,23 @@ def test_the_head_view_and_switched_off_heads_survive_a_visit_to_another_page():
 
 
 def test_picking_a_top_head_opens_it_in_the_head_view_and_the_pick_clears():
-    """The top heads are pills (a selectable table settled ~0.2 s later: its grid rewrites hidden text after new
-    data); a pick opens that head, named and scored as head_types ranks it, and does not stay lit."""
+    """The top heads are a list of options (a selectable table settled ~0.2 s later: its grid rewrites hidden text
+    after new data); a pick opens that head, named and scored as head_types ranks it, and does not stay chosen."""
     from mha_core import head_types
 
     at = open_page(PAGE, "en")
     run = pretrained.run(pretrained.load(), real_ui.EXAMPLES[0].sentence)
     ranked = head_types.top_heads(head_types.head_stats(run.attentions, run.special, run.punct).score("previous"), 6)
-    pills = at.button_group(key=real_ui.top_key("previous"))
-    assert pills.options == [f"{head_name(r.layer, r.head)} · {r.score:.3f}" for r in ranked]
+    top = at.radio(key=real_ui.top_key("previous"))
+    assert top.options == [f"{head_name(r.layer, r.head)} · {r.score:.3f}" for r in ranked]
     third = ranked[2]
     assert (third.layer, third.head) != (at.selectbox(key=real_ui.LAYER_KEY).value,
                                          at.selectbox(key=real_ui.HEAD_KEY).value)
-    pills.set_value(2).run()
+    top.set_value(2).run()
     assert not at.exception
     assert (at.selectbox(key=real_ui.LAYER_KEY).value, at.selectbox(key=real_ui.HEAD_KEY).value) == (third.layer,
                                                                                                      third.head)
-    assert at.button_group(key=real_ui.top_key("previous")).value is None
+    assert at.radio(key=real_ui.top_key("previous")).value is None
 
 
 def test_one_head_name_in_both_labs():

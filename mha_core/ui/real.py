@@ -291,7 +291,7 @@ def open_head(layer: int, head: int) -> None:
 
 def _open_picked(key: str, ranked: list[head_types.RankedHead]) -> None:
     """on_change of the top heads: open the one picked in the head view, then clear the pick (the head view's own
-    selectors may move on, and a pill still lit would name a head no longer shown)."""
+    selectors may move on, and an option still chosen would name a head no longer shown)."""
     picked = st.session_state.get(key)
     if picked is not None:
         open_head(ranked[picked].layer, ranked[picked].head)
@@ -299,10 +299,11 @@ def _open_picked(key: str, ranked: list[head_types.RankedHead]) -> None:
 
 
 def ranked_heads(ranked: list[head_types.RankedHead], key: str) -> None:
-    """The top heads with their scores, one pill each, best first; picking one opens it in the head view. Pills, not
-    a selectable table: a table's grid rewrites its hidden accessible text ~0.2 s after new data, so a new sentence
-    took that much longer to settle (benchmarks/bench_speed "real": p50 467 → 366 ms)."""
-    st.pills(t("real.top_caption"), range(len(ranked)), key=key, selection_mode="single",
+    """The top heads with their scores, best first, one option each; picking one opens it in the head view. Options,
+    not a selectable table: a table's grid rewrites its hidden accessible text ~0.2 s after new data, so a new
+    sentence took that much longer to settle (benchmarks/bench_speed "real": p50 467 → 366 ms). A list, not pills:
+    pills stay on one line and hid all but the first three in a narrow column or on a phone."""
+    st.radio(t("real.top_caption"), range(len(ranked)), index=None, key=key,
              format_func=lambda i: f"{head_name(ranked[i].layer, ranked[i].head)} · {ranked[i].score:.3f}",
              on_change=_open_picked, args=(key, ranked))
 
