@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchmarks.bench_speed import BARE_APP
-from benchmarks.timing import cpu_ms, percentile
+from benchmarks.timing import cpu_ms, p50, p95
 from harness.server import ROOT, start_server, stop_server
 from harness.websocket_client import DEFAULT_PAGE, Student
 
@@ -48,11 +48,11 @@ class Result:
 
     @property
     def p50(self) -> float:
-        return statistics.median(self.ms) if self.ms else float("nan")
+        return p50(self.ms)
 
     @property
     def p95(self) -> float:
-        return percentile(self.ms, 0.95) if self.ms else float("nan")
+        return p95(self.ms)
 
 
 async def fan_out(pid: int, base: str, page: str, query: dict[str, str], n: int, rounds: int, label: str) -> Result:

@@ -59,7 +59,7 @@ from playwright.async_api import async_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.timing import cpu_ms, percentile, rss_mib
+from benchmarks.timing import cpu_ms, p95, percentile, rss_mib
 from harness.cluster import (
     ROUTE_COOKIE,
     free_port,
@@ -726,7 +726,6 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
         out.append(f"  (widget kinds whose value the protocol client leaves to the server: "
                    f"{', '.join(sorted(lesson.unmodelled))})")
     out += [f"   {e}" for e in lesson.errors[:8]]
-    p95 = lambda ms: percentile(ms, 0.95) if ms else float("nan")  # noqa: E731 - one line
     fig.follow_p95, fig.follow_browser_p95 = p95(proto_ms), p95(browser_ms)
     fig.vote_p95 = p95([x for s in students for x in s.vote_ms])
     fig.cpu_per_redraw = lesson_cpu / max(redraws, 1)

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchmarks.timing import percentile
+from benchmarks.timing import p50, p95
 from harness.sentences import fresh_sentence
 from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 from mha_core.i18n import translate
@@ -145,11 +145,11 @@ class Result:
 
     @property
     def p50(self) -> float:
-        return statistics.median(self.ms) if self.ms else float("nan")
+        return p50(self.ms)
 
     @property
     def p95(self) -> float:
-        return percentile(self.ms, 0.95) if self.ms else float("nan")
+        return p95(self.ms)
 
     @property
     def busy_p50(self) -> float:

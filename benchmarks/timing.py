@@ -109,6 +109,18 @@ def median_ms(action, repeats: int, warmup: bool = True) -> float:
     return statistics.median(times)
 
 
+def p50(values) -> float:
+    """The median of ``values`` (ms), NaN when there are none (a case that could not be measured)."""
+    import statistics
+
+    return statistics.median(values) if values else float("nan")
+
+
+def p95(values) -> float:
+    """The 0.95 quantile of ``values`` (nearest rank), NaN when there are none."""
+    return percentile(values, 0.95) if values else float("nan")
+
+
 def percentile(values, q: float) -> float:
     """The q-quantile (0..1) of ``values``, nearest rank."""
     s = sorted(values)
