@@ -533,21 +533,40 @@ async def browser_student(browser, bal, st_: Follower, lesson: Lesson, code: str
                 pass
 
 
+BALLOT_STATE_JS = f"""() => {{
+  const box = document.querySelector('{VOTE_BOX}');
+  const radios = box ? [...box.querySelectorAll('[data-testid="stRadio"] input[type="radio"]')] : [];
+  const send = document.querySelector('.st-key-live_vote_send button');
+  const app = document.querySelector('[data-testid="stApp"]');
+  return {{box: !!box, radios: radios.length, disabled: radios.filter(r => r.disabled).length,
+          checked: radios.findIndex(r => r.checked), send: send ? (send.disabled ? 'disabled' : 'enabled') : 'none',
+          script: app && app.getAttribute('data-test-script-state'), address: location.search,
+          text: box ? box.innerText.slice(0, 120).replace(/\\s+/g, ' ') : ''}}; }}"""
+
+
 async def _browser_vote(page, st_: Follower, lesson: Lesson, key: str) -> None:  # noqa: ANN001
-    labels = page.locator(f'{VOTE_BOX} [data-testid="stRadio"] [role="radiogroup"] label')
-    await page.wait_for_function(
-        f"""() => {{ const r = document.querySelectorAll('{VOTE_BOX} [data-testid="stRadio"] input[type="radio"]');
-                    return r.length > 0 && !r[0].disabled; }}""", timeout=VOTE_TIMEOUT_S * 1000)
-    choice = st_.i % await labels.count()
-    t0 = time.time()
-    await labels.nth(choice).click()
-    await page.wait_for_selector(READY, timeout=VOTE_TIMEOUT_S * 1000)
-    send = page.locator(".st-key-live_vote_send button")
-    await page.wait_for_function("() => { const b = document.querySelector('.st-key-live_vote_send button');"
-                                 " return b && !b.disabled; }", timeout=VOTE_TIMEOUT_S * 1000)
-    await send.click()
-    await page.locator(f'{VOTE_BOX} [data-testid="stAlertContentSuccess"]').first.wait_for(
-        timeout=VOTE_TIMEOUT_S * 1000)
+    step = "the ballot opens"
+    try:
+        labels = page.locator(f'{VOTE_BOX} [data-testid="stRadio"] [role="radiogroup"] label')
+        await page.wait_for_function(
+            f"""() => {{ const r = document.querySelectorAll('{VOTE_BOX} [data-testid="stRadio"] input[type="radio"]');
+                        return r.length > 0 && !r[0].disabled; }}""", timeout=VOTE_TIMEOUT_S * 1000)
+        choice = st_.i % await labels.count()
+        t0 = time.time()
+        step = "the choice is drawn"
+        await labels.nth(choice).click()
+        await page.wait_for_selector(READY, timeout=VOTE_TIMEOUT_S * 1000)
+        send = page.locator(".st-key-live_vote_send button")
+        step = "send is enabled"
+        await page.wait_for_function("() => { const b = document.querySelector('.st-key-live_vote_send button');"
+                                     " return b && !b.disabled; }", timeout=VOTE_TIMEOUT_S * 1000)
+        await send.click()
+        step = "the page says the vote is in"
+        await page.locator(f'{VOTE_BOX} [data-testid="stAlertContentSuccess"]').first.wait_for(
+            timeout=VOTE_TIMEOUT_S * 1000)
+    except Exception as err:  # what the ballot showed when the wait ran out: for diagnosing, not retried
+        state = await page.evaluate(BALLOT_STATE_JS)
+        raise TimeoutError(f"vote {key}: waiting for {step}: {type(err).__name__}; the ballot showed {state}") from err
     st_.vote_ms.append((time.time() - t0) * 1000)
     st_.sent[key] = choice
     lesson.voted.setdefault(key, set()).add(st_.i)
