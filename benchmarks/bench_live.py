@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import secrets
 import statistics
@@ -800,8 +801,8 @@ def table(figs: list[Figures]) -> str:
             "MiB/student  votes    errors"]
     for f in figs:
         target = TARGET_MS.get((f.students, f.replicas))
-        worst = max(f.follow_p95, f.follow_browser_p95 if f.follow_browser_p95 == f.follow_browser_p95 else 0,
-                    f.vote_p95 if f.vote_p95 == f.vote_p95 else 0)
+        worst = max((x for x in (f.follow_p95, f.follow_browser_p95, f.vote_p95) if not math.isnan(x)),
+                    default=math.nan)
         verdict = "" if target is None else f"{'ok' if worst <= target else 'OVER'} <={target / 1000:.0f} s"
         rows.append(f"{f.students:>3} on {f.replicas} replica(s)     {f.database:<10} {f.follow_p95:>7.0f} ms "
                     f"({f.follow_browser_p95:>5.0f})  {f.vote_p95:>7.0f} ms  {verdict:<9} {f.cpu_per_redraw:>10.0f}  "

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+MIB = 1 << 20  # the unit the caches' budgets are written in
+
 
 def nbytes(obj: Any, _seen: set[int] | None = None) -> int:
     """Bytes held by ``obj``'s arrays (numpy, also inside dataclasses, tuples, lists and dicts) plus a small

@@ -67,7 +67,8 @@ class Watchlist:
         before = self.versions.get(class_id)
         self.versions[class_id] = version
         for session_id in self.sessions.get(class_id, {}):
-            if (version > before) if before is not None else self.drawn.get(session_id, version) < version:
+            last = before if before is not None else self.drawn.get(session_id, version)  # unknown: not behind
+            if version > last:
                 self.waiting[session_id] = version
 
     def due(self) -> list[str]:

@@ -9,11 +9,10 @@ so it is the key itself.
 from __future__ import annotations
 
 from mha_core.counts import param_counts
-from mha_core.lru import ByteLRU, read_only
+from mha_core.lru import MIB, ByteLRU, read_only
 from mha_core.settings import Settings
 from mha_core.walkthrough import ScaleDemo, Walkthrough, averaging_matrix, build_walkthrough, recovery_error, scale_demo
 
-MIB = 1 << 20
 TRACES = ByteLRU(64 * MIB)  # a trace at the sliders' maximum is ~1 MiB; most are a few KiB
 
 

@@ -16,7 +16,7 @@ import streamlit as st
 
 from mha_core import head_similarity, head_types, layer_check, minimal_pair, pretrained, threads
 from mha_core.errors import LabError
-from mha_core.lru import ByteLRU
+from mha_core.lru import MIB, ByteLRU
 from mha_core.markdown import escape
 from mha_core.turns import Turns
 from mha_core.ui import render
@@ -43,7 +43,6 @@ IMPORTANCE_KEY = "real_importance"
 SIMILARITY_KEY = "real_similarity"
 GROUP_STEPS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)  # thresholds offered (Jensen–Shannon distance)
 GROUP_DEFAULT = 0.3  # on the first example: 23 groups, the largest of 14 heads
-MIB = 1 << 20
 SIMILARITY_DTYPE = np.float32  # js_distances in single precision: faster, within 1e-4 (benchmarks/bench_real.py)
 
 KEPT: dict[str, object] = {  # widget values that survive a visit to another page (state.init_state)
@@ -301,7 +300,7 @@ def _open_picked(key: str, ranked: list[head_types.RankedHead]) -> None:
 def ranked_heads(ranked: list[head_types.RankedHead], key: str) -> None:
     """The top heads with their scores, best first, one option each; picking one opens it in the head view. Options,
     not a selectable table: a table's grid rewrites its hidden accessible text ~0.2 s after new data, so a new
-    sentence took that much longer to settle (benchmarks/bench_speed "real": p50 467 → 366 ms). A list, not pills:
+    sentence took that much longer to settle (benchmarks/bench_speed "real": p50 467 → 344–380 ms). A list, not pills:
     pills stay on one line and hid all but the first three in a narrow column or on a phone."""
     st.radio(t("real.top_caption"), range(len(ranked)), index=None, key=key,
              format_func=lambda i: f"{head_name(ranked[i].layer, ranked[i].head)} · {ranked[i].score:.3f}",

@@ -24,7 +24,7 @@ from mha_core.charts.spec import arguments_digest, as_table, spec_and_data
 from mha_core.errors import LabError
 from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
-from mha_core.lru import ByteLRU, nbytes
+from mha_core.lru import MIB, ByteLRU, nbytes
 from mha_core.markdown import escape_params, prose_columns, table_markdown
 from mha_core.quiz import load_questions
 from mha_core.settings import TABLES
@@ -202,7 +202,7 @@ def _figure_bytes(f: Figure) -> int:
     return nbytes(f.spec) + nbytes(f.drawn) + (0 if f.data is None else f.data.nbytes)
 
 
-FIGURES = ByteLRU(128 << 20, size=_figure_bytes)  # every chart drawn, once per distinct input, for the process
+FIGURES = ByteLRU(128 * MIB, size=_figure_bytes)  # every chart drawn, once per distinct input, for the process
 
 
 def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes) -> Figure:
