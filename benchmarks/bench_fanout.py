@@ -26,11 +26,13 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qsl
 
-from benchmarks.bench_speed import BARE_APP
+from benchmarks.bench_speed import BARE_APP, floor_case
 from benchmarks.timing import cpu_ms, p50, p95
 from harness.server import ROOT, start_server, stop_server
 from harness.websocket_client import DEFAULT_PAGE, Student
+from mha_core.ui.nav import PAGES
 
 APP_PAGES = ("overview", "split", "attend", "concat", "why")  # the pages a live lesson opens on and votes on
 
@@ -44,6 +46,7 @@ class Result:
     ms: list[float] = field(default_factory=list)
     last: list[float] = field(default_factory=list)  # per round: the last session's ms
     cpu_per_run: float = float("nan")
+    census: tuple[int, int, int] = (0, 0, 0)  # elements, charts, navigation links of the page's run
     error: str = ""
 
     @property
@@ -59,12 +62,17 @@ async def fan_out(pid: int, base: str, page: str, query: dict[str, str], n: int,
     """N sessions of ``page`` at ``base`` all rerun at once, ``rounds`` times (reported as ``label``)."""
     res = Result(label, n)
     students = [Student(base, f"s{i}", query=query) for i in range(n)]
+    students[0].observe = lambda el: el.WhichOneof("type")  # the page's census, from its first run
     try:
         await asyncio.gather(*(s.connect() for s in students))
         for s in students:  # one at a time: a page's first run computes what the timed runs find cached
             run = await s.run(page)
             if run.exceptions:
                 raise RuntimeError(f"the page shows an exception: {run.exceptions[0]}")
+            if s is students[0]:
+                res.census = (len(run.observed), run.observed.count("vega_lite_chart"),
+                              len(PAGES) if base_is_app(query) else int(query.get("pages", 0)))
+                s.observe = None
         cpu0, runs = cpu_ms(pid), 0
         for _ in range(rounds):
             t0 = time.perf_counter()
@@ -86,12 +94,17 @@ async def fan_out(pid: int, base: str, page: str, query: dict[str, str], n: int,
     return res
 
 
+def base_is_app(query: dict[str, str]) -> bool:
+    """Whether a fan-out's query is the app's (the bare page's queries say what it draws)."""
+    return "fixed" in query
+
+
 def table(results: list[Result]) -> str:
-    rows = ["page                     sessions   p50 ms   p95 ms  last ms (median of rounds)  CPU ms per run"]
+    rows = ["page                     sessions   p50 ms   p95 ms  last ms (median of rounds)  CPU ms per run    census"]
     for r in results:
         last = statistics.median(r.last) if r.last else float("nan")
         rows.append(f"{r.page:<24} {r.sessions:>8} {r.p50:>8.0f} {r.p95:>8.0f} {last:>9.0f}"
-                    f"{'':>20}{r.cpu_per_run:>14.1f}  {r.error}")
+                    f"{'':>20}{r.cpu_per_run:>14.1f}  {'/'.join(map(str, r.census)):>8}  {r.error}")
     return "\n".join(rows)
 
 
@@ -121,6 +134,15 @@ def main() -> int:
                 results.append(asyncio.run(fan_out(app_proc.pid, app_base, page, {"fixed": "0"}, a.sessions,
                                                    a.rounds, f"app: {page}")))
                 print(f"  {page}: p95 {results[-1].p95:.0f} ms {results[-1].error}", file=sys.stderr)
+            # the bare page drawing as much as each app page (bench_speed.floor_case): the floor of that page
+            for census in sorted({r.census for r in results if r.page.startswith("app:") and not r.error}):
+                query = dict(parse_qsl(floor_case(census).path.lstrip("?")))
+                floor = asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions, a.rounds,
+                                            f"bare as {'/'.join(map(str, census))}"))
+                if floor.census != census and not floor.error:  # the floor must draw what it stands for
+                    floor.error = f"the floor page drew {floor.census}, not {census}"
+                results.append(floor)
+                print(f"  {floor.page}: p95 {floor.p95:.0f} ms {floor.error}", file=sys.stderr)
         finally:
             stop_server(bare_proc)
             stop_server(app_proc)

@@ -42,18 +42,41 @@ from mha_core.i18n import translate
 BARE_APP = textwrap.dedent("""\
     import streamlit as st
 
-    h = st.slider("h", 1, 16, 4, key="h")
-    st.write(h)
-    if st.query_params.get("chart"):  # the floor of a page with one chart: an 8 x 8 heatmap that follows h
-        cells = [{"row": r, "col": c, "value": ((r * 7 + c * 3 + h) % 11) / 10} for r in range(8) for c in range(8)]
-        st.vega_lite_chart({
-            "data": {"values": cells}, "mark": "rect", "width": "container", "height": 220,
-            "encoding": {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
-                         "color": {"field": "value", "type": "quantitative", "scale": {"domain": [0, 1]}},
-                         "tooltip": [{"field": "row"}, {"field": "col"}, {"field": "value", "format": ".3f"}]},
-            "usermeta": {"embedOptions": {"renderer": "canvas"}}, "config": {"aria": False}}, width="stretch")
-    for i in range(int(st.query_params.get("elements", 0))):  # the floor of a page's size: unchanged paragraphs
-        st.markdown(f"**Paragraph {i}.** The same text on every run, as most of a lesson page is.")
+    HEATMAP = {  # the floor of a chart: an 8 x 8 heatmap whose data follows h (the spec stays, so Streamlit swaps
+        "mark": "rect", "width": "container", "height": 220,  # the data in place, as on most of the app's charts)
+        "encoding": {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
+                     "color": {"field": "value", "type": "quantitative", "scale": {"domain": [0, 1]}},
+                     "tooltip": [{"field": "row"}, {"field": "col"}, {"field": "value", "format": ".3f"}]},
+        "usermeta": {"embedOptions": {"renderer": "canvas"}}, "config": {"aria": False}}
+
+
+    @st.cache_resource(show_spinner=False)
+    def cells(h: int, k: int):
+        \"\"\"Chart k's rows at h, as Arrow, built once (the app builds each chart's data once per input, too).\"\"\"
+        import pyarrow as pa
+        rows = [(r, c, ((r * 7 + c * 3 + h + k) % 11) / 10) for r in range(8) for c in range(8)]
+        return pa.table({name: [row[i] for row in rows] for i, name in enumerate(("row", "col", "value"))})
+
+
+    def page() -> None:
+        h = st.slider("h", 1, 16, 4, key="h")
+        st.write(h)
+        for k in range(int(st.query_params.get("charts", st.query_params.get("chart", 0)))):  # ?chart=1 for one
+            st.vega_lite_chart(cells(h, k), HEATMAP, width="stretch")
+        for i in range(int(st.query_params.get("elements", 0))):  # the floor of a page's size: unchanged paragraphs
+            st.markdown(f"**Paragraph {i}.** The same text on every run, as most of a lesson page is.")
+
+
+    def other() -> None:
+        st.write("another page")
+
+
+    links = int(st.query_params.get("pages", 0))  # the floor of a multipage app: its navigation, redrawn every run
+    if links:
+        st.navigation([st.Page(page, title="Page 0", default=True),
+                       *(st.Page(other, title=f"Page {i}", url_path=f"p{i}") for i in range(1, links))]).run()
+    else:
+        page()
     """)
 
 # Installed in every page as it loads: the time (epoch ms) of the page's last activity — a DOM mutation, a long task
@@ -142,6 +165,8 @@ class Result:
     ms: list[float] = field(default_factory=list)
     busy: list[float] = field(default_factory=list)  # the page's main-thread ms per move (incl. the quiet window's)
     error: str = ""
+    census: tuple[int, int, int] = (0, 0, 0)  # the page as it opened: element containers (sidebar's too), charts,
+    #                                           and the links of the navigation
 
     @property
     def p50(self) -> float:
@@ -205,6 +230,22 @@ def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - 
     raise ValueError(f"unknown control {case.control}")
 
 
+# What a page draws, as Streamlit's frontend counts it: every element container (the sidebar's too), and its charts.
+CENSUS = """() => [document.querySelectorAll('[data-testid="stElementContainer"]').length,
+                   document.querySelectorAll('[data-testid="stVegaLiteChart"]').length,
+                   document.querySelectorAll('[data-testid="stSidebarNavLink"]').length]"""
+
+
+def floor_case(census: tuple[int, int, int]) -> Case:
+    """The bare page drawing as much as a page of this census: its navigation's links, its charts (as small heatmaps
+    whose data follows the slider) and, for its other elements, unchanged paragraphs — a lower bound of what
+    Streamlit needs to redraw such a page, since the app's elements (widgets, metrics, larger charts) are no cheaper
+    than these."""
+    elements, charts, links = census
+    return Case(f"floor {elements}/{charts}/{links}",
+                f"?charts={charts}&elements={max(elements - charts - 2, 0)}&pages={links}", "slider:h")
+
+
 def _settle(page, quiet: int, timeout: int) -> float:  # noqa: ANN001 - a Playwright page
     last = page.evaluate(SETTLED, [quiet, timeout])
     if last < 0:
@@ -248,6 +289,8 @@ def measure(browser, base: str, case: Case, throttle: float, moves: int, quiet: 
         return res
     try:
         for i in range(moves + 2):
+            if i == 2:  # after the untimed moves: every chart's script loaded and drawn (not yet on a first load)
+                res.census = tuple(page.evaluate(CENSUS))
             act = _do_move(page, case, i)
             page.evaluate(ARM)
             busy = main_thread_ms(cdp)
@@ -287,17 +330,21 @@ def cold_start(pw, quiet: int, script: Path | None = None, cwd: Path | None = No
     return {"healthy_s": healthy - t0, "first_page_s": loaded}
 
 
-def table(results: list[Result], bare: dict[float, Result]) -> str:
+def table(results: list[Result], bare: dict[float, Result],
+          floors: dict[tuple[float, tuple[int, int, int]], Result] | None = None) -> str:
     """The printed table: one block per throttle. The target is a ratio (2x at 1x, 3x throttled), or for the
-    real-model page an absolute p95 at 1x ("<=500 ms"; none throttled)."""
+    real-model page an absolute p95 at 1x ("<=500 ms"; none throttled). With ``floors`` (--floor), each case's
+    census (element containers / charts) and the ratio of the bare page drawing as much: when that floor is over the
+    target, no Streamlit page drawing this much can meet it."""
     limits = {c.name: c.limit_ms for c in cases() if c.limit_ms}
+    floors = floors or {}
     out = []
     for throttle in sorted(bare):
         b = bare[throttle]
         out.append(f"\nCPU throttle {throttle:g}x — bare page p50 {b.p50:.0f} ms, p95 {b.p95:.0f} ms "
                    f"({len(b.ms)} moves)")
         out.append(f"{'case':<10} {'app p50':>8} {'app p95':>8} {'bare p95':>9} {'ratio':>6}  {'target':>6}  "
-                   f"{'main-thread ms':>14}")
+                   f"{'main-thread ms':>14}" + (f"  {'census':>9} {'floor p95':>9} {'floor':>6}" if floors else ""))
         target = 2.0 if throttle <= 1 else 3.0
         for r in results:
             if r.throttle != throttle:
@@ -309,8 +356,12 @@ def table(results: list[Result], bare: dict[float, Result]) -> str:
             limit = limits.get(r.case)
             verdict = ("ok" if ratio <= target else "OVER") if not limit else (
                 "-" if throttle > 1 else f"{'ok' if r.p95 <= limit else 'OVER'} <={limit:.0f} ms")
-            out.append(f"{r.case:<10} {r.p50:8.0f} {r.p95:8.0f} {b.p95:9.0f} {ratio:5.1f}x  "
-                       f"{verdict:>6}  {r.busy_p50:8.0f} ({b.busy_p50:.0f})")
+            line = (f"{r.case:<10} {r.p50:8.0f} {r.p95:8.0f} {b.p95:9.0f} {ratio:5.1f}x  "
+                    f"{verdict:>6}  {r.busy_p50:8.0f} ({b.busy_p50:.0f})")
+            f = floors.get((throttle, r.census))
+            if f is not None and f.ms and not limit:
+                line += f"  {'/'.join(map(str, r.census)):>9} {f.p95:9.0f} {f.p95 / b.p95:5.1f}x"
+            out.append(line)
     return "\n".join(out)
 
 
@@ -326,7 +377,8 @@ def main() -> int:
     ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
     ap.add_argument("--floor", action="store_true",
-                    help="also time the bare page with one chart, and with 60 unchanged paragraphs")
+                    help="also time the bare page with one chart, with 60 unchanged paragraphs, and drawing as much "
+                         "as each page (its census: as many charts and elements)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")
     a = ap.parse_args()
     chosen = [c for c in cases() if c.name in a.pages]
@@ -335,6 +387,8 @@ def main() -> int:
     results: list[Result] = []
     bare: dict[float, Result] = {}
     cold: dict[str, dict[str, float]] = {}
+    floors: dict[tuple[float, tuple[int, int, int]], Result] = {}  # (throttle, census) -> the bare page drawing as much
+    floored = {c.name for c in chosen if not c.limit_ms}  # the ratio cases (the real page's targets are absolute)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         folder = Path(tmp)
         (folder / "bare.py").write_text(BARE_APP, encoding="utf-8")
@@ -357,6 +411,12 @@ def main() -> int:
                 second = measure(browser, bare_base, BARE, throttle, half, a.quiet)
                 if a.floor:
                     results += [measure(browser, bare_base, c, throttle, a.moves, a.quiet) for c in (CHART, TEXTS)]
+                    censuses = {r.census for r in results if r.throttle == throttle and r.case in floored}
+                    for census in sorted(censuses):
+                        f = floors[throttle, census] = measure(browser, bare_base, floor_case(census), throttle,
+                                                               a.moves, a.quiet)
+                        if f.census != census and not f.error:  # the floor must draw what it stands for
+                            f.error = f"the floor page drew {f.census}, not {census}"
                 bare[throttle] = Result("bare", throttle, first.ms + second.ms, first.busy + second.busy,
                                         first.error or second.error)
         finally:
@@ -364,7 +424,7 @@ def main() -> int:
             stop_server(app_proc)
             stop_server(bare_proc)
     load_after = os.getloadavg()
-    failed = [r for r in [*results, *bare.values()] if r.error or not r.ms]
+    failed = [r for r in [*results, *bare.values(), *floors.values()] if r.error or not r.ms]
     if a.json:
         text = json.dumps({
             "moves": a.moves, "quiet_ms": a.quiet, "load_average_before": load_before, "load_average_after": load_after,
@@ -373,6 +433,9 @@ def main() -> int:
             "cases": [{**asdict(r), "p50": r.p50, "p95": r.p95,
                        "ratio": r.p95 / bare[r.throttle].p95 if r.ms and bare[r.throttle].ms else None}
                       for r in results],
+            "floors": [{**asdict(f), "throttle": t, "p50": f.p50, "p95": f.p95,
+                        "ratio": f.p95 / bare[t].p95 if f.ms and bare[t].ms else None}
+                       for (t, _), f in floors.items()],
         }, indent=1)
         if a.json == "-":
             print(text)
@@ -385,7 +448,7 @@ def main() -> int:
         for who, c in cold.items():
             print(f"cold start ({who}): spawn -> healthy {c['healthy_s']:.2f} s, healthy -> first page settled "
                   f"{c['first_page_s']:.2f} s")
-        print(table(results, bare))
+        print(table(results, bare, floors))
     for r in failed:
         print(f"could not measure {r.case} at {r.throttle:g}x: {r.error or 'no moves'}", file=sys.stderr)
     return 1 if failed else 0
