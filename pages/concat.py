@@ -36,7 +36,7 @@ parts = np.linalg.norm(head_contributions(trace, w_o), axis=(1, 2)) * gains
 left, right = st.columns(2)
 with left:
     render.chart(base.bar, parts, [render.head_title(wt, i) for i in heads], title=t("concat.share_title"),
-                 value_title=t("concat.share_axis"), height=max(120, 26 * trace.n_heads),
+                 value_title=t("concat.share_axis"), step=26,
                  export=chart_downloads.Export("shares"))
 with right:
     st.metric(t("concat.change"), f"{change:.0%}")

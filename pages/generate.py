@@ -6,6 +6,7 @@ from mha_core import toy
 from mha_core.charts import generate as charts
 from mha_core.charts import toy as toy_charts
 from mha_core.errors import LabError
+from mha_core.markdown import escape
 from mha_core.settings import GEN_SEED, GEN_TEMPERATURE, GEN_TOP_K
 from mha_core.ui import generate as ui
 from mha_core.ui import numbers, render, state, t
@@ -89,9 +90,11 @@ with tabs[0]:
             view = st.radio(t("generate.view"), variants, key=ui.VIEW_KEY, horizontal=True,
                             format_func=lambda i: names[i])
             m, s = models[view], states[view]
+            # the step's token above the chart, not in its spec: a spec that changed every step made the browser
+            # build the chart anew each time instead of taking the new rows
+            st.markdown(f"**{t('generate.query_chart', token=escape(toy.symbol(s.tokens[-1])), position=length - 1)}**")
             render.chart(charts.query_attention, s.attn.reshape(-1, s.attn.shape[-1]),
                          tuple(toy.position_labels(s.tokens)), ui.query_row_names(m), ui.query_groups(m),
-                         title=t("generate.query_chart", token=toy.symbol(s.tokens[-1]), position=length - 1),
                          row_title=t("generate.query_rows"), col_title=t("generate.cached_keys"),
                          value_title=t("common.weight"))
             r = cfg.n_heads // m.config.kv_heads

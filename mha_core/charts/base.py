@@ -76,8 +76,10 @@ def heatmap(
 
 
 def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value_title: str = "",
-        colours: Sequence[str] | None = None, height: int = 200) -> alt.Chart:
-    """Horizontal bars, one per name, in the given colours (default: head colours)."""
+        colours: Sequence[str] | None = None, height: int = 200, step: int | None = None) -> alt.Chart:
+    """Horizontal bars, one per name, in the given colours (default: head colours); ``step`` px per bar instead of
+    a fixed ``height`` (the spec then stays the same for any number of bars: the browser takes new rows into the
+    chart it has instead of building a new one)."""
     scale = alt.Scale(domain=list(names), range=list(colours)) if colours is not None else alt.Scale(**head_scale())
     df = pd.DataFrame({"name": list(names), "value": np.round(np.asarray(values, dtype=float), 4)})
     return (
@@ -89,7 +91,7 @@ def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value
             color=alt.Color("name:N", sort=None, scale=scale, legend=None),  # head colours in the data's order
             tooltip=["name:N", alt.Tooltip("value:Q", format=".3f")],
         )
-        .properties(width="container", height=height, autosize=FIT_WIDTH)
+        .properties(width="container", height=alt.Step(step) if step else height, autosize=FIT_WIDTH)
     )
 
 

@@ -194,7 +194,6 @@ class Figure:
     data: pa.Table | None    # the frame, sent as Arrow
     drawn: dict              # the spec as st.vega_lite_chart gets it: each inline data set already Arrow IPC bytes
     panels: str | None       # the field a chart of panels splits its data by (None: a single chart)
-    box: str                 # the key of the box around a chart of panels (a hash of its spec)
 
 
 def _figure_bytes(f: Figure) -> int:
@@ -219,8 +218,7 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
         drawn = copy.deepcopy({k: v for k, v in spec.items() if k != "datasets"})  # Streamlit patches a few titles
         if "datasets" in spec:
             drawn["datasets"] = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec["datasets"].items()}
-        return Figure(spec, data, drawn, _panel_field(spec),
-                      f"{PANELS}_{hashlib.blake2b(repr(spec).encode(), digest_size=6).hexdigest()}")
+        return Figure(spec, data, drawn, _panel_field(spec))
     return FIGURES.get((name, digest), build)
 
 
@@ -242,6 +240,7 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
     name = builder_name(builder)
     digest = arguments_digest(args, kwargs)
     f = _figure_of(builder, name, args, kwargs, digest)
+    key = chart_downloads.widget_key(name, export)  # the same in every run, whatever the data
     tables = bool(st.session_state.get(TABLES.key)) and f.data is not None
     if tables:
         _as_tables(f.spec, f.data.to_pandas())
@@ -249,19 +248,20 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
         st.vega_lite_chart(f.data, f.drawn, width="stretch")
     else:
         # Panels have a fixed size (Vega-Lite cannot fit a faceted chart to its container): on a narrow screen the
-        # grid scrolls sideways inside its own box instead of being cut off at the column's edge.
-        with st.container(key=f.box):
+        # grid scrolls sideways inside its own box instead of being cut off at the column's edge. The box's key is
+        # the chart's, not its data's: a new key would be a new box, and the browser would build the chart anew.
+        with st.container(key=f"{PANELS}_{key}"):
             st.html(_PANELS_CSS)  # static style only; no user text
             st.vega_lite_chart(f.data, f.drawn, width="content")
-    _downloads(builder, name, args, kwargs, digest, export, images=not tables and (f.data is None or
-                                                                              f.data.num_rows <= MAX_IMAGE_ROWS))
+    _downloads(builder, name, args, kwargs, digest, export, key, images=not tables and (
+        f.data is None or f.data.num_rows <= MAX_IMAGE_ROWS))
 
 
 def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes,
-               ex: chart_downloads.Export | None, images: bool) -> None:
-    """The chart's download buttons; every file is built on click (the images cached on the chart's key)."""
+               ex: chart_downloads.Export | None, key: str, images: bool) -> None:
+    """The chart's download buttons (widget ``key``); every file is built on click (the images cached on the
+    chart's digest)."""
     exts = ("svg", "png", "csv") if images else ("csv",)
-    key = chart_downloads.widget_key(name, ex)
     files: dict[str, Callable[[], bytes]] = {
         ext: functools.partial(_image, builder, name, args, kwargs, digest, ext) for ext in exts if ext != "csv"}
     files["csv"] = ex.csv if ex is not None and ex.csv is not None else functools.partial(
