@@ -84,6 +84,26 @@ def test_sessions_that_stop_reporting_explore_or_change_class_are_not_woken():
     assert w.classes(20.0) == [] and w.version(1) is None
 
 
+def test_a_session_silent_after_drawing_is_woken_once_per_version():
+    """A following session polls every few seconds; one that drew a version and then said nothing for silent_s lost
+    its poll's timer (Streamlit dropped the end of its run): it is woken once for that version, not again."""
+    w = Watchlist(forget_s=100, silent_s=6)
+    w.seen(1, "quiet", 0.0, 4)
+    w.seen(1, "polling", 0.0, 4)
+    w.seen(1, "new", 0.0, None)        # never drew a live version: the next move wakes it
+    w.grown(1, 4)
+    w.seen(1, "polling", 5.0, 4)
+    assert w.silent(5.9) == []
+    assert w.silent(7.0) == ["quiet"]
+    w.rescue("quiet")
+    assert w.silent(12.0) == ["polling"]   # quiet was woken for version 4 already
+    w.rescue("polling")
+    w.seen(1, "quiet", 13.0, 5)            # drew the next version, then went quiet again
+    assert w.silent(20.0) == ["quiet"]
+    w.left("quiet")
+    assert w.silent(30.0) == []
+
+
 async def _followed(student: Student, version: int, timeout: float) -> float | None:
     """Seconds until a full run the client never asked for ends with the address saying ``version`` is drawn."""
     t0 = time.perf_counter()
@@ -142,6 +162,34 @@ def test_a_following_student_who_never_polls_draws_the_teachers_move_at_once(tmp
     # No fragment timer ran, so no poll: only the server's push can have drawn it (the watcher reads every 0.1 s).
     assert took is not None, f"the student was never woken (address says live={shown})"
     assert took < 2.0
+
+
+@pytest.mark.e2e
+def test_a_following_student_whose_poll_stopped_is_redrawn_once(tmp_path):
+    """This test's client runs no fragment timer, as a browser whose full run lost its end (and with it the poll's
+    timer) runs none: after SILENT_S without a report the watcher asks for one full run, which redraws the page."""
+    from mha_core.ui.live.wake import SILENT_S
+    url, store, info, key, _, _, first = _live_class(tmp_path)
+    proc, base = start_server(env={"MHA_DATABASE_URL": url})
+
+    async def lesson() -> tuple[float | None, float | None]:
+        student = Student(base, new_student_id(), {"class": info.code, "student": key})
+        await student.connect()
+        try:
+            await student.run(DEFAULT_PAGE)          # joins, follows and draws the lesson's first version
+            assert student.query.get(LIVE_QUERY) == str(first)
+            return (await _followed(student, first, timeout=SILENT_S + 4),
+                    await _followed(student, first, timeout=SILENT_S + 1))
+        finally:
+            await student.close()
+
+    try:
+        redrawn, again = asyncio.run(lesson())
+    finally:
+        stop_server(proc)
+        store.dispose()
+    assert redrawn is not None and SILENT_S - 1 < redrawn < SILENT_S + 4, redrawn
+    assert again is None  # once per version
 
 
 @pytest.mark.e2e

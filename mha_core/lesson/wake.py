@@ -4,8 +4,9 @@ A following member's session reports itself whenever it polls or finishes drawin
 live version it has drawn); a watcher reads the live version of every class in the list a few times a second and
 wakes the sessions of a class whose version grew (``Watchlist.grown``, then ``due``), instead of leaving each to
 its next poll. A session that is busy running is woken once it is idle, unless it reports the version drawn first.
-Sessions that stopped reporting (closed, exploring, moved to another class) are forgotten after ``forget_s``.
-Pure and single-threaded: the watcher holds a lock around it.
+A session that drew a version and then went silent for ``silent_s`` (no poll: its browser lost the poll's timer) is
+woken once for that version (``silent``, then ``rescued``). Sessions that stopped reporting (closed, exploring, moved
+to another class) are forgotten after ``forget_s``. Pure and single-threaded: the watcher holds a lock around it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ class Watchlist:
     """Following sessions per class, the live version last read of each class, and the wakes not yet sent."""
 
     forget_s: float
+    silent_s: float = float("inf")                                       # no report this long after drawing: wake
     sessions: dict[int, dict[str, float]] = field(default_factory=dict)  # class id -> {session id: last report}
     versions: dict[int, int] = field(default_factory=dict)               # class id -> live version read last
     waiting: dict[str, int] = field(default_factory=dict)                # session id -> version it should draw
     drawn: dict[str, int] = field(default_factory=dict)                  # session id -> version it reported drawn
+    rescued: dict[str, int] = field(default_factory=dict)                # session id -> version woken for silence
 
     def seen(self, class_id: int, session_id: str, now: float, drawn: int | None) -> None:
         """A following session of ``class_id`` reported at ``now``, showing live version ``drawn`` (None: none)."""
@@ -44,6 +47,7 @@ class Watchlist:
             members.pop(session_id, None)
         self.waiting.pop(session_id, None)
         self.drawn.pop(session_id, None)
+        self.rescued.pop(session_id, None)
 
     def classes(self, now: float) -> list[int]:
         """The classes to read now: those with a session that reported within ``forget_s`` (the rest are dropped)."""
@@ -57,6 +61,7 @@ class Watchlist:
         known = {s for members in self.sessions.values() for s in members}
         self.waiting = {s: v for s, v in self.waiting.items() if s in known}
         self.drawn = {s: v for s, v in self.drawn.items() if s in known}
+        self.rescued = {s: v for s, v in self.rescued.items() if s in known}
         return sorted(self.sessions)
 
     def grown(self, class_id: int, version: int) -> None:
@@ -74,6 +79,25 @@ class Watchlist:
     def due(self) -> list[str]:
         """The sessions to wake (each stays due until ``woken`` or until it reports the version drawn)."""
         return sorted(self.waiting)
+
+    def silent(self, now: float) -> list[str]:
+        """The sessions that drew a version and have not reported for ``silent_s`` since, not yet woken for that
+        version: a following session polls every few seconds, so its browser lost the poll's timer.
+
+        Streamlit 1.67 drops what is left of a finished run when a poll's fragment run starts before the event loop
+        has sent it (``AppSession`` then ignores the old script runner's events): the page misses its end, the
+        poll's ``auto_rerun`` with it, and the browser, which cleared its timers when that full run began, never
+        polls again (bench_live saw one to three of 60 students stop at a move in half its runs). One full run
+        redraws the page and restarts the timer; once per version, so a tab in the background (its timers slowed
+        by the browser) costs one run per move, not one every ``silent_s``."""
+        return sorted(s for members in self.sessions.values() for s, at in members.items()
+                      if now - at > self.silent_s and s in self.drawn
+                      and self.rescued.get(s) != self.drawn[s])
+
+    def rescue(self, session_id: str) -> None:
+        """The silent session was asked for a full run (not again for the version it drew)."""
+        if session_id in self.drawn:
+            self.rescued[session_id] = self.drawn[session_id]
 
     def woken(self, session_id: str) -> None:
         """The session was asked for a full run (whose poll reads the newest version)."""

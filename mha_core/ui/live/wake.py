@@ -26,8 +26,10 @@ from mha_core.ui.class_services import storage
 
 WATCH_S = 0.1     # how often the watcher reads the live version of each watched class (one indexed read each)
 # A session that stops reporting (its browser's poll timer was lost, as bench_live saw now and then under load) is
-# still woken at the next move, which restarts its poll; one that closed is dropped at once (no session to wake).
+# woken once after SILENT_S and again at the next move, which restarts its poll; one that closed is dropped at once
+# (no session to wake).
 FORGET_S = 900.0
+SILENT_S = 6.0    # three polls (FOLLOW_POLL_S) missed after drawing a version: the poll's timer was lost
 
 
 class Watcher:
@@ -36,7 +38,7 @@ class Watcher:
     def __init__(self, store: Storage) -> None:
         self.store = store
         self.lock = threading.Lock()
-        self.watchlist = Watchlist(FORGET_S)
+        self.watchlist = Watchlist(FORGET_S, SILENT_S)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="mha-live-wake", daemon=True)
         self.thread.start()
@@ -62,13 +64,15 @@ class Watcher:
                 self.watchlist.grown(class_id, version)
         with self.lock:
             due = self.watchlist.due()
+            silent = [s for s in self.watchlist.silent(time.monotonic()) if s not in due]
         woken = []
-        for session_id in due:
+        for session_id in due + silent:
             outcome = rerun(session_id)
             if outcome is not None:
                 with self.lock:
                     if outcome:
                         self.watchlist.woken(session_id)
+                        self.watchlist.rescue(session_id)
                         woken.append(session_id)
                     else:
                         self.watchlist.left(session_id)
