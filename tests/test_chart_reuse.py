@@ -1,7 +1,7 @@
 """A move keeps what the browser already built (issue 26): Streamlit's frontend rebuilds a chart's Vega view when
 the chart's spec changes (or its box is new) and otherwise only swaps in the new rows, several times cheaper on a
 phone. So a move of h changes a chart's spec at most in its colour scale's end (a round value that follows the
-data: ``charts.palette.nice_limit``), a box of panels keeps its key, and a generation step changes no spec."""
+data: ``charts.palette.nice_limit``) and a box of panels keeps its key (a generation step: test_generate_page)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from apphelpers import open_page
 from mha_core.settings import H
 from mha_core.ui.nav import spec
 from mha_core.ui.render import PANELS
-from test_generate_page import open_tab, press
 
 
 def specs(at) -> list[dict]:  # noqa: ANN001 - an AppTest
@@ -54,12 +53,3 @@ def test_a_move_of_h_changes_no_chart_spec_but_a_colour_scale_end_and_keeps_ever
     assert [without_colour_end(s) for s in after] == [without_colour_end(s) for s in before]
     assert panel_boxes(at) == boxes
 
-
-def test_a_generation_step_changes_no_chart_spec_and_says_the_query_s_token_above_its_chart():
-    at = open_tab("steps")
-    press(at, "en", "next")
-    before = specs(at)
-    press(at, "en", "next")
-    assert specs(at) == before and before
-    assert not any("over the cached keys" in json.dumps(s) for s in before)
-    assert any("over the cached keys" in m.value for m in at.markdown)

@@ -172,3 +172,13 @@ def test_the_comparison_is_the_models_own_numbers():
         assert shown[i][3] == f"{metrics.accuracy:.1%}"
         assert shown[i][4] == format_bytes(2 * cfg.n_layers * cfg.kv_heads * cfg.d_head * cfg.n_ctx * 4)
     assert len({m.config.d_model for m in MODELS}) == 1 and [m.config.kv_heads for m in MODELS] == [4, 2, 1]
+
+
+def test_a_generation_step_changes_no_chart_spec_and_says_the_query_s_token_above_its_chart():
+    at = open_tab("steps")
+    press(at, "en", "next")
+    before = [c.proto.spec for c in at.get("vega_lite_chart")]
+    press(at, "en", "next")
+    assert [c.proto.spec for c in at.get("vega_lite_chart")] == before and before
+    assert not any("over the cached keys" in s for s in before)  # Streamlit rebuilt the chart when its spec changed
+    assert any("over the cached keys" in m.value for m in at.markdown)
