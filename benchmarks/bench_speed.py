@@ -14,6 +14,9 @@ and times each move until the page is *settled*, by the same definition for both
   page's main thread: a canvas chart draws without touching the DOM), no websocket message — the time is that of
   the last activity.
 
+With ``--floor``, also the bare page with one chart, with 60 paragraphs, and each case's census floor
+(``floor_case``: the bare page drawing as many elements, charts and navigation links as the case's page).
+
 Prints one table (case, app p50/p95, bare p95 of the same throttle, ratio of p95s) per throttle, and the cold start
 (server spawned → healthy → first page settled in a fresh browser, app and bare page). The ratio is what compares
 across machines and loads: both pages are measured in the same run on the same box. Exits 1 if any case could not
