@@ -58,8 +58,10 @@ class Result:
         return p95(self.ms)
 
 
-async def fan_out(pid: int, base: str, page: str, query: dict[str, str], n: int, rounds: int, label: str) -> Result:
-    """N sessions of ``page`` at ``base`` all rerun at once, ``rounds`` times (reported as ``label``)."""
+async def fan_out(pid: int, base: str, page: str, query: dict[str, str], n: int, rounds: int, label: str,
+                  links: int = 0) -> Result:
+    """N sessions of ``page`` at ``base`` all rerun at once, ``rounds`` times (reported as ``label``; the page's
+    navigation has ``links`` links)."""
     res = Result(label, n)
     students = [Student(base, f"s{i}", query=query) for i in range(n)]
     students[0].observe = lambda el: el.WhichOneof("type")  # the page's census, from its first run
@@ -70,8 +72,7 @@ async def fan_out(pid: int, base: str, page: str, query: dict[str, str], n: int,
             if run.exceptions:
                 raise RuntimeError(f"the page shows an exception: {run.exceptions[0]}")
             if s is students[0]:
-                res.census = (len(run.observed), run.observed.count("vega_lite_chart"),
-                              len(PAGES) if base_is_app(query) else int(query.get("pages", 0)))
+                res.census = (len(run.observed), run.observed.count("vega_lite_chart"), links)
                 s.observe = None
         cpu0, runs = cpu_ms(pid), 0
         for _ in range(rounds):
@@ -92,11 +93,6 @@ async def fan_out(pid: int, base: str, page: str, query: dict[str, str], n: int,
     finally:
         await asyncio.gather(*(s.close() for s in students), return_exceptions=True)
     return res
-
-
-def base_is_app(query: dict[str, str]) -> bool:
-    """Whether a fan-out's query is the app's (the bare page's queries say what it draws)."""
-    return "fixed" in query
 
 
 def table(results: list[Result]) -> str:
@@ -132,13 +128,13 @@ def main() -> int:
                 print(f"  {label}: p95 {results[-1].p95:.0f} ms {results[-1].error}", file=sys.stderr)
             for page in a.pages:
                 results.append(asyncio.run(fan_out(app_proc.pid, app_base, page, {"fixed": "0"}, a.sessions,
-                                                   a.rounds, f"app: {page}")))
+                                                   a.rounds, f"app: {page}", links=len(PAGES))))
                 print(f"  {page}: p95 {results[-1].p95:.0f} ms {results[-1].error}", file=sys.stderr)
             # the bare page drawing as much as each app page (bench_speed.floor_case): the floor of that page
             for census in sorted({r.census for r in results if r.page.startswith("app:") and not r.error}):
                 query = dict(parse_qsl(floor_case(census).path.lstrip("?")))
                 floor = asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions, a.rounds,
-                                            f"bare as {'/'.join(map(str, census))}"))
+                                            f"bare as {'/'.join(map(str, census))}", links=int(query["pages"])))
                 if floor.census != census and not floor.error:  # the floor must draw what it stands for
                     floor.error = f"the floor page drew {floor.census}, not {census}"
                 results.append(floor)

@@ -168,8 +168,8 @@ class Result:
     ms: list[float] = field(default_factory=list)
     busy: list[float] = field(default_factory=list)  # the page's main-thread ms per move (incl. the quiet window's)
     error: str = ""
-    census: tuple[int, int, int] = (0, 0, 0)  # the page as it opened: element containers (sidebar's too), charts,
-    #                                           and the links of the navigation
+    census: tuple[int, int, int] = (0, 0, 0)  # the page after the untimed moves: element containers (sidebar's
+    #                                           too), charts, and the links of the navigation
 
     @property
     def p50(self) -> float:
@@ -233,7 +233,8 @@ def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - 
     raise ValueError(f"unknown control {case.control}")
 
 
-# What a page draws, as Streamlit's frontend counts it: every element container (the sidebar's too), and its charts.
+# What a page draws, as Streamlit's frontend counts it: every element container (the sidebar's too), its charts, and
+# the links of its navigation.
 CENSUS = """() => [document.querySelectorAll('[data-testid="stElementContainer"]').length,
                    document.querySelectorAll('[data-testid="stVegaLiteChart"]').length,
                    document.querySelectorAll('[data-testid="stSidebarNavLink"]').length]"""
@@ -337,8 +338,8 @@ def table(results: list[Result], bare: dict[float, Result],
           floors: dict[tuple[float, tuple[int, int, int]], Result] | None = None) -> str:
     """The printed table: one block per throttle. The target is a ratio (2x at 1x, 3x throttled), or for the
     real-model page an absolute p95 at 1x ("<=500 ms"; none throttled). With ``floors`` (--floor), each case's
-    census (element containers / charts) and the ratio of the bare page drawing as much: when that floor is over the
-    target, no Streamlit page drawing this much can meet it."""
+    census (element containers / charts / links) and the ratio of the bare page drawing as much: when that floor is
+    over the target, no Streamlit page drawing this much can meet it."""
     limits = {c.name: c.limit_ms for c in cases() if c.limit_ms}
     floors = floors or {}
     out = []
@@ -381,7 +382,7 @@ def main() -> int:
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
     ap.add_argument("--floor", action="store_true",
                     help="also time the bare page with one chart, with 60 unchanged paragraphs, and drawing as much "
-                         "as each page (its census: as many charts and elements)")
+                         "as each page (its census: as many elements, charts and navigation links)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")
     a = ap.parse_args()
     chosen = [c for c in cases() if c.name in a.pages]

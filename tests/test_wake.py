@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import TypeVar
 from urllib.parse import parse_qs, urlencode
 
 import pytest
@@ -22,6 +24,8 @@ from mha_core.lesson.wake import Watchlist
 from mha_core.quiz.progress_store import new_student_id
 from mha_core.settings import H_DIV, SETTINGS
 from mha_core.ui.live.keys import LIVE_QUERY, SEND_KEY, choice_key
+
+T = TypeVar("T")
 
 
 def test_a_grown_version_makes_every_session_of_that_class_due():
@@ -136,29 +140,39 @@ def _live_class(tmp_path) -> tuple[str, Storage, object, str, dict, LiveState, i
     return url, store, info, key, values, state, publish_live(store, info.id, state)
 
 
-@pytest.mark.e2e
-def test_a_following_student_who_never_polls_draws_the_teachers_move_at_once(tmp_path):
-    url, store, info, key, values, state, first = _live_class(tmp_path)
+def _as_student(url: str, store: Storage, code: str, key: str, body: Callable[[Student], Awaitable[T]]) -> T:
+    """``body(student)`` for the student ``key`` of class ``code``, connected to a fresh server on the class store at
+    ``url``; the student closed, the server stopped and the store closed whatever happens."""
     proc, base = start_server(env={"MHA_DATABASE_URL": url})
 
-    async def lesson() -> tuple[float | None, str | None]:
-        student = Student(base, new_student_id(), {"class": info.code, "student": key})
+    async def session() -> T:
+        student = Student(base, new_student_id(), {"class": code, "student": key})
         await student.connect()
         try:
-            await student.run(DEFAULT_PAGE)          # joins and follows: its poll registers it with the watcher
-            await asyncio.sleep(1.0)                 # the watcher reads the class once (where it is now)
-            values[H_DIV.key] = 2
-            moved = publish_live(store, info.id, replace(state, settings=snapshot(values)))
-            assert moved == first + 1
-            return await _followed(student, moved, timeout=5.0), student.query.get(LIVE_QUERY)
+            return await body(student)
         finally:
             await student.close()
 
     try:
-        took, shown = asyncio.run(lesson())
+        return asyncio.run(session())
     finally:
         stop_server(proc)
         store.dispose()
+
+
+@pytest.mark.e2e
+def test_a_following_student_who_never_polls_draws_the_teachers_move_at_once(tmp_path):
+    url, store, info, key, values, state, first = _live_class(tmp_path)
+
+    async def lesson(student: Student) -> tuple[float | None, str | None]:
+        await student.run(DEFAULT_PAGE)          # joins and follows: its poll registers it with the watcher
+        await asyncio.sleep(1.0)                 # the watcher reads the class once (where it is now)
+        values[H_DIV.key] = 2
+        moved = publish_live(store, info.id, replace(state, settings=snapshot(values)))
+        assert moved == first + 1
+        return await _followed(student, moved, timeout=5.0), student.query.get(LIVE_QUERY)
+
+    took, shown = _as_student(url, store, info.code, key, lesson)
     # No fragment timer ran, so no poll: only the server's push can have drawn it (the watcher reads every 0.1 s).
     assert took is not None, f"the student was never woken (address says live={shown})"
     assert took < 2.0
@@ -170,24 +184,14 @@ def test_a_following_student_whose_poll_stopped_is_redrawn_once(tmp_path):
     timer) runs none: after SILENT_S without a report the watcher asks for one full run, which redraws the page."""
     from mha_core.ui.live.wake import SILENT_S
     url, store, info, key, _, _, first = _live_class(tmp_path)
-    proc, base = start_server(env={"MHA_DATABASE_URL": url})
 
-    async def lesson() -> tuple[float | None, float | None]:
-        student = Student(base, new_student_id(), {"class": info.code, "student": key})
-        await student.connect()
-        try:
-            await student.run(DEFAULT_PAGE)          # joins, follows and draws the lesson's first version
-            assert student.query.get(LIVE_QUERY) == str(first)
-            return (await _followed(student, first, timeout=SILENT_S + 4),
-                    await _followed(student, first, timeout=SILENT_S + 1))
-        finally:
-            await student.close()
+    async def lesson(student: Student) -> tuple[float | None, float | None]:
+        await student.run(DEFAULT_PAGE)              # joins, follows and draws the lesson's first version
+        assert student.query.get(LIVE_QUERY) == str(first)
+        return (await _followed(student, first, timeout=SILENT_S + 4),
+                await _followed(student, first, timeout=SILENT_S + 1))
 
-    try:
-        redrawn, again = asyncio.run(lesson())
-    finally:
-        stop_server(proc)
-        store.dispose()
+    redrawn, again = _as_student(url, store, info.code, key, lesson)
     assert redrawn is not None and SILENT_S - 1 < redrawn < SILENT_S + 4, redrawn
     assert again is None  # once per version
 
@@ -196,52 +200,41 @@ def test_a_following_student_whose_poll_stopped_is_redrawn_once(tmp_path):
 def test_choosing_and_sending_a_vote_reruns_only_the_ballot(tmp_path):
     """A full run waits its turn behind every classmate's redraw; the ballot's own reruns (a fragment) do not."""
     url, store, info, key, _, state, _ = _live_class(tmp_path)
-    proc, base = start_server(env={"MHA_DATABASE_URL": url})
 
-    async def vote() -> tuple[list[int], str]:
-        student = Student(base, new_student_id(), {"class": info.code, "student": key})
-        await student.connect()
-        try:
-            first = await student.run(DEFAULT_PAGE)
-            ballot = next(k for k in first.widgets if k.startswith("live_choice_") and k.endswith("_0"))
-            vote_key = ballot[len("live_choice_"):-2]
-            publish_live(store, info.id, replace(state, vote=VoteState(vote_key, 1, "open", 0, 4)))
-            drawn: dict[str, tuple[str, object, str]] = {}   # widget key -> (id, element, fragment id)
-            endings: list[int] = []
+    async def vote(student: Student) -> tuple[list[int], list]:
+        first = await student.run(DEFAULT_PAGE)
+        ballot = next(k for k in first.widgets if k.startswith("live_choice_") and k.endswith("_0"))
+        vote_key = ballot[len("live_choice_"):-2]
+        publish_live(store, info.id, replace(state, vote=VoteState(vote_key, 1, "open", 0, 4)))
+        drawn: dict[str, tuple[str, object, str]] = {}   # widget key -> (id, element, fragment id)
+        endings: list[int] = []
 
-            async def until(done) -> None:  # noqa: ANN001 - a predicate over what was drawn
-                while not done():
-                    fm = await student.receive(timeout=10)
-                    kind = fm.WhichOneof("type")
-                    if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                        el = fm.delta.new_element
-                        sub = getattr(el, el.WhichOneof("type"))
-                        if isinstance(getattr(sub, "id", None), str) and sub.id.startswith("$$ID"):
-                            drawn[widget_key(sub.id)] = (sub.id, sub, fm.delta.fragment_id)
-                    elif kind == "script_finished":
-                        endings.append(fm.script_finished)
+        async def until(done) -> None:  # noqa: ANN001 - a predicate over what was drawn
+            while not done():
+                fm = await student.receive(timeout=10)
+                kind = fm.WhichOneof("type")
+                if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                    el = fm.delta.new_element
+                    sub = getattr(el, el.WhichOneof("type"))
+                    if isinstance(getattr(sub, "id", None), str) and sub.id.startswith("$$ID"):
+                        drawn[widget_key(sub.id)] = (sub.id, sub, fm.delta.fragment_id)
+                elif kind == "script_finished":
+                    endings.append(fm.script_finished)
 
-            ck = choice_key(vote_key, 1)
-            await until(lambda: ck in drawn and not drawn[ck][1].disabled and endings)  # woken: the ballot is open
-            endings.clear()
-            radio_id, radio, fragment = drawn[ck]
-            assert fragment, "the ballot is not drawn in a fragment"
-            choice = WidgetState(id=radio_id, string_value=radio.options[2])
-            await student.send(rerun_request(urlencode(student.query), "", [choice], fragment_id=fragment, auto=False))
-            await until(lambda: endings and SEND_KEY in drawn and not drawn[SEND_KEY][1].disabled)
-            send = WidgetState(id=drawn[SEND_KEY][0], trigger_value=True)
-            await student.send(rerun_request(urlencode(student.query), "", [choice, send], fragment_id=fragment,
-                                             auto=False))
-            await until(lambda: len(endings) >= 2)
-            return endings, vote_key
-        finally:
-            await student.close()
+        ck = choice_key(vote_key, 1)
+        await until(lambda: ck in drawn and not drawn[ck][1].disabled and endings)  # woken: the ballot is open
+        endings.clear()
+        radio_id, radio, fragment = drawn[ck]
+        assert fragment, "the ballot is not drawn in a fragment"
+        choice = WidgetState(id=radio_id, string_value=radio.options[2])
+        await student.send(rerun_request(urlencode(student.query), "", [choice], fragment_id=fragment, auto=False))
+        await until(lambda: endings and SEND_KEY in drawn and not drawn[SEND_KEY][1].disabled)
+        send = WidgetState(id=drawn[SEND_KEY][0], trigger_value=True)
+        await student.send(rerun_request(urlencode(student.query), "", [choice, send], fragment_id=fragment,
+                                         auto=False))
+        await until(lambda: len(endings) >= 2)
+        return endings, store.votes(info.id, vote_key)
 
-    try:
-        endings, vote_key = asyncio.run(vote())
-        stored = store.votes(info.id, vote_key)
-    finally:
-        stop_server(proc)
-        store.dispose()
+    endings, stored = _as_student(url, store, info.code, key, vote)
     assert endings == [ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY] * 2     # two ballot runs, no page run
     assert [(r.round, r.choice) for r in stored] == [(1, 2)]

@@ -5,7 +5,7 @@ live version it has drawn); a watcher reads the live version of every class in t
 wakes the sessions of a class whose version grew (``Watchlist.grown``, then ``due``), instead of leaving each to
 its next poll. A session that is busy running is woken once it is idle, unless it reports the version drawn first.
 A session that drew a version and then went silent for ``silent_s`` (no poll: its browser lost the poll's timer) is
-woken once for that version (``silent``, then ``rescued``). Sessions that stopped reporting (closed, exploring, moved
+woken once for that version (``silent``, then ``rescue``). Sessions that stopped reporting (closed, exploring, moved
 to another class) are forgotten after ``forget_s``. Pure and single-threaded: the watcher holds a lock around it.
 """
 
@@ -95,7 +95,7 @@ class Watchlist:
                       and self.rescued.get(s) != self.drawn[s])
 
     def rescue(self, session_id: str) -> None:
-        """The silent session was asked for a full run (not again for the version it drew)."""
+        """The session was asked for a full run: not woken for silence again until it draws a newer version."""
         if session_id in self.drawn:
             self.rescued[session_id] = self.drawn[session_id]
 
