@@ -304,6 +304,8 @@ def measure(browser, base: str, case: Case, throttle: float, moves: int, quiet: 
             if i >= 2:
                 res.ms.append(last - t0)
                 res.busy.append(main_thread_ms(cdp) - busy)
+        # and after the last: the larger (a throttled page once counted mid-redraw: 16 elements of attend's 49)
+        res.census = max(res.census, tuple(page.evaluate(CENSUS)))
         if page.locator('[data-testid="stException"]').count():
             res.error = "the page shows an exception"
     except Exception as err:  # noqa: BLE001 - reported as the case's failure
