@@ -26,9 +26,8 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl
 
-from benchmarks.bench_speed import BARE_APP, floor_case
+from benchmarks.bench_speed import BARE_APP, floor_query
 from benchmarks.timing import cpu_ms, p50, p95
 from harness.server import ROOT, start_server, stop_server
 from harness.websocket_client import DEFAULT_PAGE, Student
@@ -130,9 +129,9 @@ def main() -> int:
                 results.append(asyncio.run(fan_out(app_proc.pid, app_base, page, {"fixed": "0"}, a.sessions,
                                                    a.rounds, f"app: {page}", links=len(PAGES))))
                 print(f"  {page}: p95 {results[-1].p95:.0f} ms {results[-1].error}", file=sys.stderr)
-            # the bare page drawing as much as each app page (bench_speed.floor_case): the floor of that page
+            # the bare page drawing as much as each app page (bench_speed.floor_query): the floor of that page
             for census in sorted({r.census for r in results if r.page.startswith("app:") and not r.error}):
-                query = dict(parse_qsl(floor_case(census).path.lstrip("?")))
+                query = floor_query(census)
                 floor = asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions, a.rounds,
                                             f"bare as {'/'.join(map(str, census))}", links=int(query["pages"])))
                 if floor.census != census and not floor.error:  # the floor must draw what it stands for

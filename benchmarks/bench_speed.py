@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from urllib.parse import urlencode
 
 from benchmarks.timing import p50, p95
 from harness.sentences import fresh_sentence
@@ -245,9 +246,13 @@ def floor_case(census: tuple[int, int, int]) -> Case:
     whose data follows the slider) and, for its other elements, unchanged paragraphs — a lower bound of what
     Streamlit needs to redraw such a page, since the app's elements (widgets, metrics, larger charts) are no cheaper
     than these."""
+    return Case(f"floor {'/'.join(map(str, census))}", f"?{urlencode(floor_query(census))}", "slider:h")
+
+
+def floor_query(census: tuple[int, int, int]) -> dict[str, str]:
+    """The bare page's query for a census (elements, charts, links): the slider and its line are two elements."""
     elements, charts, links = census
-    return Case(f"floor {elements}/{charts}/{links}",
-                f"?charts={charts}&elements={max(elements - charts - 2, 0)}&pages={links}", "slider:h")
+    return {"charts": str(charts), "elements": str(max(elements - charts - 2, 0)), "pages": str(links)}
 
 
 def _settle(page, quiet: int, timeout: int) -> float:  # noqa: ANN001 - a Playwright page
