@@ -74,3 +74,19 @@ def tables(at: AppTest) -> list[list[dict[str, str]]]:
         head, rows = cells[0], cells[2:]
         out.append([dict(zip(head, row, strict=True)) for row in rows])
     return out
+
+
+def chart_frame(chart: object) -> bytes:
+    """A drawn chart's frame as Arrow bytes (render.chart sends it as the data set named render.FRAME); b"" if it
+    has none (a layered chart keeps its rows in its own data sets)."""
+    from mha_core.ui.render import FRAME
+
+    proto = chart.proto
+    return next((d.data.data for d in proto.datasets if d.name == FRAME), b"") or proto.data.data
+
+
+def chart_bytes(chart: object) -> bytes:
+    """A drawn chart as sent: its spec and every data set (Streamlit sends the data apart from the spec)."""
+    proto = chart.proto
+    return proto.spec.encode() + proto.data.SerializeToString(deterministic=True) + b"".join(
+        d.SerializeToString(deterministic=True) for d in proto.datasets)

@@ -12,7 +12,7 @@ import pytest
 from apphelpers import open_page
 from mha_core.settings import H
 from mha_core.ui.nav import spec
-from mha_core.ui.render import PANELS
+from mha_core.ui.render import FRAME, PANELS
 
 
 def specs(at) -> list[dict]:  # noqa: ANN001 - an AppTest
@@ -53,3 +53,15 @@ def test_a_move_of_h_changes_no_chart_spec_but_a_colour_scale_end_and_keeps_ever
     assert [without_colour_end(s) for s in after] == [without_colour_end(s) for s in before]
     assert panel_boxes(at) == boxes
 
+
+
+def test_a_chart_frame_is_sent_as_bytes_made_once_per_figure():
+    """Every run of every follower sends each chart's rows: render.chart hands Streamlit the frame's Arrow bytes, made
+    when the figure was built (a named data set, which Streamlit passes through and its frontend swaps in place),
+    not a table Streamlit would serialise again on every run."""
+    at = open_page(spec("attend").script, "en", query={"fixed": "0"})
+    charts = at.get("vega_lite_chart")
+    assert charts and all(not c.proto.data.data for c in charts)
+    framed = [c for c in charts if any(d.name == FRAME for d in c.proto.datasets)]
+    assert len(framed) == len(charts) - 1  # all but the token lines, a layered chart with its own data sets
+    assert all(json.loads(c.proto.spec)["data"] == {"name": FRAME} for c in framed)

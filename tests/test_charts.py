@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import vl_convert as vlc
 
-from apphelpers import open_page
+from apphelpers import chart_frame, open_page
 from mha_core.charts import base, pipeline, raster, toy
 from mha_core.figure_files import spec_svg
 from mha_core.ui import render
@@ -214,7 +214,7 @@ def test_two_settings_on_a_page_draw_two_different_grids(lang):
     and back to the first when the setting goes back (no stale entry served)."""
     def grid(at):
         (chart,) = [c for c in at.get("vega_lite_chart") if '"facet"' in c.proto.spec]
-        return chart.proto.spec, chart.proto.data.data
+        return chart.proto.spec, chart_frame(chart)
 
     at = open_page("pages/attend.py", lang)
     off = grid(at)

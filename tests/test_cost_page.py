@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apphelpers import open_page, shown_text
+from apphelpers import chart_bytes, open_page, shown_text
 from mha_core.charts import cost as cost_charts
 from mha_core.cost_model import flops_curve, heads_sweep, kv_curves, seq_grid
 from mha_core.i18n import catalog, translate
@@ -91,8 +91,7 @@ def visible_texts(at: AppTest) -> list[str]:
 
 def charts(at: AppTest) -> list[bytes]:
     """Each chart as drawn: its spec and its data (Streamlit sends the data apart from the spec)."""
-    return [c.proto.spec.encode() + c.proto.data.SerializeToString(deterministic=True)
-            for c in at.get("vega_lite_chart")]
+    return [chart_bytes(c) for c in at.get("vega_lite_chart")]
 
 
 def metrics(at: AppTest) -> dict[str, str]:

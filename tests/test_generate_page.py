@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from apphelpers import open_page, shown_text, tables
+from apphelpers import chart_frame, open_page, shown_text, tables
 from mha_core.charts import generate as charts
 from mha_core.counts import kv_cache_bytes
 from mha_core.i18n import LANGS, translate
@@ -36,7 +36,7 @@ def charts_titled(at, title: str) -> list[tuple[dict, object]]:
     for c in at.get("vega_lite_chart"):
         spec_ = json.loads(c.proto.spec)
         if spec_.get("title") == title:
-            arrow = c.proto.data.data
+            arrow = chart_frame(c)
             out.append((spec_, convert_arrow_bytes_to_pandas_df(arrow) if arrow else None))
     return out
 
@@ -98,8 +98,8 @@ def test_the_grouping_shown_is_the_models_own():
     for view, m in enumerate(MODELS):
         at.radio(key=ui.VIEW_KEY).set_value(view).run()
         cfg = m.config
-        frames = [convert_arrow_bytes_to_pandas_df(c.proto.data.data) for c in at.get("vega_lite_chart")
-                  if c.proto.data.data]
+        frames = [convert_arrow_bytes_to_pandas_df(chart_frame(c)) for c in at.get("vega_lite_chart")
+                  if chart_frame(c)]
         (df,) = [f for f in frames if "newest" in f.columns]
         want = {f"L{la}·H{h} → K/V{h // (cfg.n_heads // cfg.kv_heads)}" for la in range(cfg.n_layers)
                 for h in range(cfg.n_heads)}

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from apphelpers import open_page, shown_text
+from apphelpers import chart_frame, open_page, shown_text
 from mha_core import toy
 from mha_core.charts import toy as toy_charts
 from mha_core.errors import LabError
@@ -74,7 +74,7 @@ def charts(at) -> list[tuple[str, object]]:
     """(title, data frame) of every Vega-Lite chart on the page (a layered chart: its first data set)."""
     out = []
     for c in at.get("vega_lite_chart"):
-        arrow = c.proto.data.data or (c.proto.datasets[0].data.data if c.proto.datasets else b"")
+        arrow = chart_frame(c) or (c.proto.datasets[0].data.data if c.proto.datasets else b"")
         title = json.loads(c.proto.spec).get("title")
         out.append((title, convert_arrow_bytes_to_pandas_df(arrow) if arrow else None))
     return out

@@ -13,7 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 from PIL import Image
 
-from apphelpers import open_page, shown_text
+from apphelpers import chart_frame, open_page, shown_text
 from mha_core import minimal_pair, pretrained
 from mha_core.charts import raster
 from mha_core.i18n import LANGS, translate
@@ -256,7 +256,7 @@ def _chart(at, title: str):
     for c in at.get("vega_lite_chart"):
         spec = json.loads(c.proto.spec)
         if spec.get("title") == title:
-            return spec, convert_arrow_bytes_to_pandas_df(c.proto.data.data) if c.proto.data.data else None
+            return spec, convert_arrow_bytes_to_pandas_df(chart_frame(c)) if chart_frame(c) else None
     raise AssertionError(f"no chart titled {title!r}")
 
 

@@ -44,6 +44,7 @@ PANELS = "panels"  # key prefix of the box around a chart of panels (see chart)
 _PANELS_CSS = f'<style>[class*="st-key-{PANELS}_"] {{ overflow-x: auto; }}</style>'
 # A table wider than a phone (the glossary's four columns) scrolls sideways in place instead of being cut off.
 _TABLE_CSS = '<style>[data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; }</style>'
+FRAME = "frame"  # the name a chart's frame is drawn under (see _figure_of)
 TABLE = "table"  # key prefix of the box around a table with prose columns (see table)
 PROSE_WIDTH = "min(18em, 75vw)"  # a prose column's least width: about 40 Latin or 18 Chinese characters a line
 SHAPES_PROSE_WIDTH = "min(11em, 33vw)"  # the shapes table's "what it is", beside a name and a shape kept whole
@@ -192,7 +193,7 @@ class Figure:
 
     spec: dict               # the Vega-Lite spec without its frame; inline data sets (a layered chart's) as rows
     data: pa.Table | None    # the frame, sent as Arrow
-    drawn: dict              # the spec as st.vega_lite_chart gets it: each inline data set already Arrow IPC bytes
+    drawn: dict              # the spec as st.vega_lite_chart gets it: every data set, the frame too, as Arrow IPC bytes
     panels: str | None       # the field a chart of panels splits its data by (None: a single chart)
 
 
@@ -209,15 +210,20 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
     (``charts.spec.arguments_digest``): built once per distinct input, never for another input.
 
     Shared, not copied: st.cache_data hashed the key with Streamlit's hasher and unpickled a copy of the spec and
-    frame for every chart of every run, and Streamlit turned each inline data set from rows into Arrow on every
-    run — together most of a follower's redraw of a chart (benchmarks/bench_fanout.py). Nothing changes a Figure:
-    Streamlit copies a spec's top level before it takes the data sets out."""
+    frame for every chart of every run, and Streamlit turned each data set into Arrow bytes on every run — together
+    most of a follower's redraw of a chart (benchmarks/bench_fanout.py). So the frame is drawn as a named data set
+    of bytes made once (Streamlit sends bytes as they are, and its frontend swaps a named set's rows in place, as it
+    does the frame's). Nothing changes a Figure: Streamlit copies a spec's top level before it takes the sets out."""
     def build() -> Figure:
         spec, frame = spec_and_data(builder(*args, **kwargs))
         data = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
         drawn = copy.deepcopy({k: v for k, v in spec.items() if k != "datasets"})  # Streamlit patches a few titles
-        if "datasets" in spec:
-            drawn["datasets"] = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec["datasets"].items()}
+        sets = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec.get("datasets", {}).items()}
+        if data is not None:
+            drawn["data"] = {"name": FRAME}
+            sets[FRAME] = convert_anything_to_arrow_bytes(data)
+        if sets:
+            drawn["datasets"] = sets
         return Figure(spec, data, drawn, _panel_field(spec))
     return FIGURES.get((name, digest), build)
 
@@ -245,14 +251,14 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
     if tables:
         _as_tables(f.spec, f.data.to_pandas())
     elif f.panels is None:
-        st.vega_lite_chart(f.data, f.drawn, width="stretch")
+        st.vega_lite_chart(None, f.drawn, width="stretch")
     else:
         # Panels have a fixed size (Vega-Lite cannot fit a faceted chart to its container): on a narrow screen the
         # grid scrolls sideways inside its own box instead of being cut off at the column's edge. The box's key is
         # the chart's, not its data's: a new key would be a new box, and the browser would build the chart anew.
         with st.container(key=f"{PANELS}_{key}"):
             st.html(_PANELS_CSS)  # static style only; no user text
-            st.vega_lite_chart(f.data, f.drawn, width="content")
+            st.vega_lite_chart(None, f.drawn, width="content")
     _downloads(builder, name, args, kwargs, digest, export, key, images=not tables and (
         f.data is None or f.data.num_rows <= MAX_IMAGE_ROWS))
 
