@@ -4,8 +4,9 @@ import streamlit as st
 
 from mha_core.i18n import lang_from_locale
 from mha_core.settings import LANG
-from mha_core.ui import frame, live, present, sidebar, state, t, url
-from mha_core.ui.nav import PAGES, spec
+from mha_core.ui import frame, live, present, sidebar, state, url
+from mha_core.ui.i18n import lang
+from mha_core.ui.nav import spec
 
 st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
 
@@ -15,11 +16,7 @@ if LANG.key not in st.session_state:  # the browser's language, unless a link ch
 # The sidebar's keys, and what each page registered (state.keep) the first time it ran.
 state.init_state(sidebar.KEPT)
 
-specs = PAGES
-sections: dict[str, list[st.Page]] = {}
-for p in specs:
-    page = st.Page(p.script, title=t(f"nav.{p.key}"), icon=p.icon, url_path=p.key, default=p.key == "overview")
-    sections.setdefault(t(p.section), []).append(page)
+sections = frame.sections(lang())
 live_presenting = live.presenting()  # a live lesson's presenter keeps the sidebar: students follow its settings
 bare = present.presenting() and not live_presenting  # the projector: large type, no sidebar, previous / next
 current = st.navigation(sections, position="hidden" if bare else "sidebar", expanded=True)

@@ -305,3 +305,28 @@ def test_every_registered_page_has_its_script_and_none_is_hidden():
 
     assert not hasattr(nav, "available_pages")
     assert all((nav.ROOT / p.script).is_file() for p in nav.PAGES)
+
+
+def _two_runs_of_the_navigation() -> None:
+    """Two runs' navigation sections, as app.py asks for them (an AppTest script)."""
+    import streamlit as st
+
+    from mha_core.ui import frame
+
+    one, two = frame.sections("en"), frame.sections("zh")
+    again = frame.sections("en")
+    pages = [p for s in one.values() for p in s]
+    st.session_state["shared"] = any(p is q for p, q in zip(pages, (p for s in again.values() for p in s)))
+    st.session_state["paths"] = [p.url_path for p in pages]
+    st.session_state["titles"] = (list(one), list(two))
+
+
+def test_each_run_gets_its_own_copy_of_the_pages_built_once():
+    """The pages are built once per language and process, and copied per run: st.navigation marks the page it picks
+    as runnable, so a page object shared by two sessions' runs could be run by the wrong one."""
+    at = AppTest.from_function(_two_runs_of_the_navigation).run()
+    assert not at.exception
+    assert at.session_state["shared"] is False
+    assert at.session_state["paths"] == ["" if p.key == "overview" else p.key for p in PAGES]
+    en, zh = at.session_state["titles"]
+    assert en == list(dict.fromkeys(translate("en", p.section) for p in PAGES)) and en != zh

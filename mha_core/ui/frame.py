@@ -12,12 +12,14 @@ are written: app.py's own ``st.navigation`` clears the flag.
 
 from __future__ import annotations
 
+import copy
 import runpy
 from dataclasses import dataclass, field
 
 import streamlit as st
 
-from mha_core.ui.nav import ROOT
+from mha_core.i18n import translate
+from mha_core.ui.nav import PAGES, ROOT
 
 IN_FRAME = "_in_frame"
 PAGE = "_page_run"  # the PageRun of the page this run draws (while it runs)
@@ -56,3 +58,21 @@ def ensure() -> None:
         return
     runpy.run_path(str(ROOT / "app.py"), run_name="__main__")
     st.stop()
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _navigation(lang: str) -> tuple[tuple[str, st.Page], ...]:
+    """Every page as (section title, st.Page) in one language, built once per process: building a page resolves its
+    script's path on disk, 16 times in every run of every follower otherwise."""
+    return tuple((translate(lang, p.section), st.Page(ROOT / p.script, title=translate(lang, f"nav.{p.key}"),
+                                                      icon=p.icon, url_path=p.key, default=p.key == "overview"))
+                 for p in PAGES)
+
+
+def sections(lang: str) -> dict[str, list[st.Page]]:
+    """For app.py's ``st.navigation``: this run's pages by section, copies of the built ones (``st.navigation``
+    marks the page it picks as runnable, so no two runs may share one)."""
+    out: dict[str, list[st.Page]] = {}
+    for section, page in _navigation(lang):
+        out.setdefault(section, []).append(copy.copy(page))
+    return out
