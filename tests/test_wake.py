@@ -12,8 +12,10 @@ from typing import TypeVar
 from urllib.parse import parse_qs, urlencode
 
 import pytest
+from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.app_session import AppSessionState
 
 from harness.server import start_server, stop_server
 from harness.websocket_client import DEFAULT_PAGE, Student, rerun_request, widget_key
@@ -24,6 +26,7 @@ from mha_core.lesson.wake import Watchlist
 from mha_core.quiz.progress_store import new_student_id
 from mha_core.settings import H_DIV, SETTINGS
 from mha_core.ui.live.keys import LIVE_QUERY, SEND_KEY, choice_key
+from mha_core.ui.live.wake import _rerun_if_idle
 
 T = TypeVar("T")
 
@@ -238,3 +241,28 @@ def test_choosing_and_sending_a_vote_reruns_only_the_ballot(tmp_path):
     endings, stored = _as_student(url, store, info.code, key, vote)
     assert endings == [ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY] * 2     # two ballot runs, no page run
     assert [(r.round, r.choice) for r in stored] == [(1, 2)]
+
+
+class _Session:
+    """An AppSession as the watcher sees it: its runner, its state, its last widget values, the runs asked of it."""
+
+    def __init__(self, runner: object | None, state: AppSessionState) -> None:
+        self._scriptrunner, self._state, self._client_state = runner, state, ClientState()
+        self.asked: list[ClientState] = []
+
+    def request_rerun(self, client_state: ClientState) -> None:
+        self.asked.append(client_state)
+
+
+@pytest.mark.parametrize(("runner", "state", "woken"), [
+    (None, AppSessionState.APP_NOT_RUNNING, True),      # idle: its last runner shut down
+    (object(), AppSessionState.APP_NOT_RUNNING, False),  # the browser just asked for a run (a vote): not started yet
+    (None, AppSessionState.APP_IS_RUNNING, False),
+])
+def test_the_watcher_never_preempts_a_run_the_browser_asked_for(runner, state, woken):
+    """bench_live: a student's vote stored but the ballot never confirmed it, another's not stored. Streamlit marks
+    a session running only when its new runner's first event reaches the event loop, so a wake judged by that mark
+    alone could stop the browser's run (fast reruns) and rerun with the widget values of the run before."""
+    session = _Session(runner, state)
+    _rerun_if_idle(session)  # type: ignore[arg-type] - the fields the watcher reads
+    assert bool(session.asked) is woken

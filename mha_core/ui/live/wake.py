@@ -135,16 +135,27 @@ def rerun(session_id: str) -> bool | None:
     session = None if runtime is None else runtime.get_app_session(session_id)
     if session is None:
         return False
-    if session._state != AppSessionState.APP_NOT_RUNNING:  # noqa: SLF001 - see above
+    if not idle(session):
         return None
     session._event_loop.call_soon_threadsafe(_rerun_if_idle, session)  # noqa: SLF001 - see above
     return True
 
 
+def idle(session: AppSession) -> bool:
+    """No run going, asked for or ending: the session's runner has shut down and said so (``_scriptrunner`` is None).
+
+    Its state alone says "not running" too early twice: a runner the browser has just asked for (a vote being sent)
+    is "not running" until its first event reaches the event loop, and a runner that finished keeps the widget
+    values the session will rerun with (``_client_state``) until it shuts down. A full run asked for in either
+    window stops the browser's run (Streamlit's fast reruns) or replays older widget values over a choice."""
+    return (session._scriptrunner is None  # noqa: SLF001 - see rerun
+            and session._state == AppSessionState.APP_NOT_RUNNING)  # noqa: SLF001 - see rerun
+
+
 def _rerun_if_idle(session: AppSession) -> None:
     """On the event loop, where the browser's messages are handled too: a run the browser asked for meanwhile (a
     vote being sent) is never pre-empted, and no button press of the last run is sent again."""
-    if session._state != AppSessionState.APP_NOT_RUNNING:  # noqa: SLF001 - see rerun
+    if not idle(session):
         return
     state = ClientState()
     state.CopyFrom(session._client_state)  # noqa: SLF001 - see rerun
