@@ -167,6 +167,7 @@ class Follower:
     vote_ms: list[float] = field(default_factory=list)     # choice -> the page says the vote is in
     sent: dict[str, int] = field(default_factory=dict)     # vote key -> choice sent
     ready: asyncio.Event = field(default_factory=asyncio.Event)   # on the lesson's first page, or given up
+    browser_log: list[str] = field(default_factory=list)  # a Chromium student's page errors
 
 
 def browser_value(kind: str, el) -> WidgetState | None:  # noqa: ANN001 - a widget's element proto
@@ -412,7 +413,7 @@ class Lesson:
     unmodelled: set[str] = field(default_factory=set)
 
     def error(self, st_: Follower, text: str, fatal: bool = False) -> None:
-        self.errors.append(f"{'browser ' if st_.browser else ''}student {st_.i}: {text}"[:300])
+        self.errors.append(f"{'browser ' if st_.browser else ''}student {st_.i}: {text}"[:1200])
         if fatal:
             self.failed.add(st_.i)
 
@@ -503,6 +504,10 @@ async def browser_student(browser, bal, st_: Follower, lesson: Lesson, code: str
         ctx = await browser.new_context(viewport={"width": 390 if st_.i % 2 else 1280, "height": 900})
         await ctx.add_cookies([{"name": ROUTE_COOKIE, "value": st_.route, "url": bal.base}])
         page = await ctx.new_page()
+        # What the browser itself reported (an uncaught error; "Cannot send rerun backMessage when disconnected from
+        # server": its websocket was lost), for diagnosing a student who got stuck
+        page.on("pageerror", lambda e: st_.browser_log.append(f"pageerror: {e}"))
+        page.on("console", lambda m: m.type == "error" and st_.browser_log.append(f"console: {m.text[:200]}"))
         await page.goto(f"{bal.base}/?class={code}&student={st_.key}", timeout=int(STARTUP_TIMEOUT_S * 1000))
         if await page.evaluate(SHOWS_JS, ["overview", "4", STARTUP_TIMEOUT_S * 1000]) < 0:
             lesson.error(st_, "never followed the lesson's start", fatal=True)
@@ -524,7 +529,9 @@ async def browser_student(browser, bal, st_: Follower, lesson: Lesson, code: str
         if await page.locator('[data-testid="stException"]').count():
             lesson.error(st_, "exception on the page")
     except Exception as err:  # noqa: BLE001 - every failure counts as an error of the run
-        lesson.error(st_, f"{type(err).__name__}: {err}", fatal=True)
+        log = st_.browser_log
+        said = "; ".join(dict.fromkeys(log[:3] + log[-2:]))  # how it began and where it ended, each said once
+        lesson.error(st_, f"{type(err).__name__}: {err}" + (f" [the browser said: {said}]" if said else ""), fatal=True)
     finally:
         st_.ready.set()
         if ctx is not None:
@@ -541,7 +548,7 @@ BALLOT_STATE_JS = f"""() => {{
   const app = document.querySelector('[data-testid="stApp"]');
   return {{box: !!box, radios: radios.length, disabled: radios.filter(r => r.disabled).length,
           checked: radios.findIndex(r => r.checked), send: send ? (send.disabled ? 'disabled' : 'enabled') : 'none',
-          script: app && app.getAttribute('data-test-script-state'), address: location.search,
+          script: app && app.getAttribute('data-test-script-state'), address: location.pathname + location.search,
           text: box ? box.innerText.slice(0, 120).replace(/\\s+/g, ' ') : ''}}; }}"""
 
 

@@ -316,7 +316,7 @@ def _two_runs_of_the_navigation() -> None:
     one, two = frame.sections("en"), frame.sections("zh")
     again = frame.sections("en")
     pages = [p for s in one.values() for p in s]
-    st.session_state["shared"] = any(p is q for p, q in zip(pages, (p for s in again.values() for p in s)))
+    st.session_state["shared"] = any(p is q for p, q in zip(pages, (p for s in again.values() for p in s), strict=True))
     st.session_state["paths"] = [p.url_path for p in pages]
     st.session_state["titles"] = (list(one), list(two))
 
