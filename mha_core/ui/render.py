@@ -192,7 +192,7 @@ class Figure:
     """One chart as built once per distinct input and shared, read-only, by every session that draws it."""
 
     spec: dict               # the Vega-Lite spec without its frame; inline data sets (a layered chart's) as rows
-    data: pa.Table | None    # the frame, sent as Arrow
+    data: pa.Table | None    # the frame (the table view, the CSV, the images); drawn holds its bytes
     drawn: dict              # the spec as st.vega_lite_chart gets it: every data set, the frame too, as Arrow IPC bytes
     panels: str | None       # the field a chart of panels splits its data by (None: a single chart)
 

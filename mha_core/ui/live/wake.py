@@ -144,10 +144,10 @@ def rerun(session_id: str) -> bool | None:
 def idle(session: AppSession) -> bool:
     """No run going, asked for or ending: the session's runner has shut down and said so (``_scriptrunner`` is None).
 
-    Its state alone says "not running" too early twice: a runner the browser has just asked for (a vote being sent)
-    is "not running" until its first event reaches the event loop, and a runner that finished keeps the widget
-    values the session will rerun with (``_client_state``) until it shuts down. A full run asked for in either
-    window stops the browser's run (Streamlit's fast reruns) or replays older widget values over a choice."""
+    The session's "not running" mark alone is wrong in two windows: a runner the browser has just asked for (a vote
+    being sent) counts as not running until its first event reaches the event loop, and a runner that has finished
+    holds back the widget values the session reruns with (``_client_state``) until it shuts down. A full run asked
+    for in either window stops the browser's run (Streamlit's fast reruns) or replays older widget values."""
     return (session._scriptrunner is None  # noqa: SLF001 - see rerun
             and session._state == AppSessionState.APP_NOT_RUNNING)  # noqa: SLF001 - see rerun
 
