@@ -7,6 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from mha_core.ui.render import FRAME
+
 ROOT = Path(__file__).resolve().parents[1]
 TEXT_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "success", "warning", "error",
                  "latex", "code")
@@ -79,10 +81,7 @@ def tables(at: AppTest) -> list[list[dict[str, str]]]:
 def chart_frame(chart: object) -> bytes:
     """A drawn chart's frame as Arrow bytes (render.chart sends it as the data set named render.FRAME); b"" if it
     has none (a layered chart keeps its rows in its own data sets)."""
-    from mha_core.ui.render import FRAME
-
-    proto = chart.proto
-    return next((d.data.data for d in proto.datasets if d.name == FRAME), b"") or proto.data.data
+    return next((d.data.data for d in chart.proto.datasets if d.name == FRAME), b"")
 
 
 def chart_bytes(chart: object) -> bytes:
