@@ -2,6 +2,7 @@
 
 from streamlit import delta_generator
 
+from mha_core.ui import run_handoff
 from mha_core.ui.i18n import bound_t, lang, t
 
 # Streamlit asks once per process, at the first element drawn, whether it runs in a Python REPL (to print a hint
@@ -9,5 +10,7 @@ from mha_core.ui.i18n import bound_t, lang, t
 # loaded module: 80 ms of a fresh server's first page (py-spy, issue 26's cold start). This app only runs under
 # `streamlit run`, so the question is answered here; tests/test_imports.py fails if the pinned Streamlit renames it.
 delta_generator._use_warning_has_been_displayed = True  # noqa: SLF001 - see above
+
+run_handoff.install()  # two races of a full run handing over to a fragment run (see the module)
 
 __all__ = ["bound_t", "lang", "t"]
