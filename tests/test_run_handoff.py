@@ -6,6 +6,7 @@ them (a stub session on a real event loop)."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 from types import SimpleNamespace
 
 import pytest
@@ -134,3 +135,12 @@ def test_a_held_fragment_run_is_given_to_streamlit_if_the_shutdown_never_comes(m
 
     asyncio.run(scenario())
     assert len(passed) == 1
+
+
+def test_importing_the_module_again_still_wraps_streamlits_own_functions():
+    """A reload after install must not take the installed replacements for Streamlit's (endless recursion)."""
+    importlib.reload(run_handoff)
+    run_handoff.install()
+    assert run_handoff._streamlit_clear.__module__.startswith("streamlit.")  # noqa: SLF001
+    assert run_handoff._streamlit_request_rerun.__module__.startswith("streamlit.")  # noqa: SLF001
+    assert _kinds(_full_run_then_poll_starts(ForwardMsgQueue.clear))[1] == "delta[0, 0]"

@@ -28,8 +28,10 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 RETRY_S = 0.005   # how often a held fragment request looks whether the finished runner's shutdown has been handled
 HOLD_S = 2.0      # a runner whose shutdown never comes (a thread that died) is left to Streamlit after this long
 
-_streamlit_clear = ForwardMsgQueue.clear
-_streamlit_request_rerun = AppSession.request_rerun
+# Streamlit's own two, also when this module is imported again after ``install`` (a watcher reloading changed code):
+# each replacement keeps the original as ``__wrapped__``.
+_streamlit_clear = getattr(ForwardMsgQueue.clear, "__wrapped__", ForwardMsgQueue.clear)
+_streamlit_request_rerun = getattr(AppSession.request_rerun, "__wrapped__", AppSession.request_rerun)
 
 
 def clear(
@@ -58,7 +60,11 @@ def request_rerun(self: AppSession, client_state: ClientState | None, _since: fl
     _streamlit_request_rerun(self, client_state)
 
 
+clear.__wrapped__ = _streamlit_clear  # type: ignore[attr-defined]
+request_rerun.__wrapped__ = _streamlit_request_rerun  # type: ignore[attr-defined]
+
+
 def install() -> None:
-    """Put both in Streamlit's place (idempotent: the module is imported once per process)."""
+    """Put both in Streamlit's place (idempotent, and safe after a reload: see ``_streamlit_clear``)."""
     ForwardMsgQueue.clear = clear  # type: ignore[method-assign]
     AppSession.request_rerun = request_rerun  # type: ignore[method-assign]
