@@ -10,8 +10,10 @@ one on the server's event loop), so the last of N sessions sees a move after abo
 process: its p95 is what ``benchmarks.bench_live`` measures with the class's database, polls and votes on top. The
 bare page (one slider, one line: ``benchmarks.bench_speed.BARE_APP``) is the floor no Streamlit page can beat; the
 60 paragraphs are a page of the lesson's size with nothing to compute. Prints, per page: p50 / p95 / last of the
-N sessions' times and the server's CPU ms per run (``/proc``: script, protobuf and websocket together). Exit 1 if
-a page could not be measured.
+N sessions' times and the server's CPU ms per run (``/proc``: script, protobuf and websocket together), then each
+app page's floors: the bare page drawing as many elements, charts and links (every other element a paragraph), and
+drawing each of the page's widgets, metrics and page links as one of its kind. Exit 1 if a page could not be
+measured.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Result:
     last: list[float] = field(default_factory=list)  # per round: the last session's ms
     cpu_per_run: float = float("nan")
     census: tuple[int, int, int] = (0, 0, 0)  # elements, charts, navigation links of the page's run
+    kinds: list[str] = field(default_factory=list)  # its elements' kinds, in order (for its kinds floor)
     error: str = ""
 
     @property
@@ -72,6 +75,7 @@ async def fan_out(pid: int, base: str, page: str, query: dict[str, str], n: int,
                 raise RuntimeError(f"the page shows an exception: {run.exceptions[0]}")
             if s is students[0]:
                 res.census = (len(run.observed), run.observed.count("vega_lite_chart"), links)
+                res.kinds = [str(k) for k in run.observed]
                 s.observe = None
         cpu0, runs = cpu_ms(pid), 0
         for _ in range(rounds):
@@ -136,6 +140,15 @@ def main() -> int:
                                             f"bare as {'/'.join(map(str, census))}", links=int(query["pages"])))
                 if floor.census != census and not floor.error:  # the floor must draw what it stands for
                     floor.error = f"the floor page drew {floor.census}, not {census}"
+                results.append(floor)
+                print(f"  {floor.page}: p95 {floor.p95:.0f} ms {floor.error}", file=sys.stderr)
+            # ... and drawing each of its widgets, metrics and page links as one of the same kind (not a paragraph)
+            for page in [r for r in results if r.page.startswith("app:") and not r.error]:
+                query = floor_query(page.census, page.kinds)
+                floor = asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions, a.rounds,
+                                            f"bare as {page.page[5:]}, kinds", links=int(query["pages"])))
+                if floor.census != page.census and not floor.error:
+                    floor.error = f"the floor page drew {floor.census}, not {page.census}"
                 results.append(floor)
                 print(f"  {floor.page}: p95 {floor.p95:.0f} ms {floor.error}", file=sys.stderr)
         finally:

@@ -15,7 +15,8 @@ and times each move until the page is *settled*, by the same definition for both
   the last activity.
 
 With ``--floor``, also the bare page with one chart, with 60 paragraphs, and each case's census floor
-(``floor_case``: the bare page drawing as many elements, charts and navigation links as the case's page).
+(``floor_case``: the bare page drawing as many elements, charts and navigation links as the case's page) and its
+kinds floor (``kinds_case``: the same, but each widget, metric and page link drawn as one of its kind).
 
 Prints one table (case, app p50/p95, bare p95 of the same throttle, ratio of p95s) per throttle, and the cold start
 (server spawned → healthy → first page settled in a fresh browser, app and bare page). The ratio is what compares
@@ -33,7 +34,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
@@ -42,6 +43,11 @@ from benchmarks.timing import p50, p95
 from harness.sentences import fresh_sentence
 from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 from mha_core.i18n import translate
+
+# The element kinds the bare page can draw as themselves (its KINDS): widgets, metrics and page links, which cost
+# more than a paragraph; headings, alerts, captions and styles are drawn as paragraphs.
+HEAVY_KINDS = frozenset({"slider", "radio", "checkbox", "selectbox", "text_area", "button", "button_group", "metric",
+                         "page_link"})
 
 BARE_APP = textwrap.dedent("""\
     import streamlit as st
@@ -62,13 +68,34 @@ BARE_APP = textwrap.dedent("""\
         return pa.table({name: [row[i] for row in rows] for i, name in enumerate(("row", "col", "value"))})
 
 
+    def paragraph(i: int) -> None:
+        st.markdown(f"**Paragraph {i}.** The same text on every run, as most of a lesson page is.")
+
+
+    # The floor of an element of a kind heavier than a paragraph: one of that kind, its label and options fixed
+    # (?kinds=radio,metric,...: one each, in order; a kind not listed here is drawn as a paragraph).
+    KINDS = {
+        "slider": lambda i: st.slider(f"Slider {i}", 0, 10, 5, key=f"k{i}"),
+        "radio": lambda i: st.radio(f"Radio {i}", ["one", "two", "three"], horizontal=True, key=f"k{i}"),
+        "checkbox": lambda i: st.toggle(f"Toggle {i}", key=f"k{i}"),
+        "selectbox": lambda i: st.selectbox(f"Select {i}", ["one", "two", "three"], key=f"k{i}"),
+        "text_area": lambda i: st.text_area(f"Text {i}", "The cat chased the ball.", key=f"k{i}"),
+        "button": lambda i: st.button(f"Button {i}", key=f"k{i}"),
+        "button_group": lambda i: st.segmented_control(f"Pick {i}", ["one", "two"], key=f"k{i}"),
+        "metric": lambda i: st.metric(f"Metric {i}", f"{4096 + i:,}"),
+        "page_link": lambda i: st.page_link(PAGES[1 + i % (len(PAGES) - 1)]) if len(PAGES) > 1 else paragraph(i),
+    }
+
+
     def page() -> None:
         h = st.slider("h", 1, 16, 4, key="h")
         st.write(h)
         for k in range(int(st.query_params.get("charts", st.query_params.get("chart", 0)))):  # ?chart=1 for one
             st.vega_lite_chart(cells(h, k), HEATMAP, width="stretch")
+        for i, kind in enumerate(filter(None, st.query_params.get("kinds", "").split(","))):
+            KINDS.get(kind, paragraph)(i)
         for i in range(int(st.query_params.get("elements", 0))):  # the floor of a page's size: unchanged paragraphs
-            st.markdown(f"**Paragraph {i}.** The same text on every run, as most of a lesson page is.")
+            paragraph(i)
 
 
     def other() -> None:
@@ -76,9 +103,10 @@ BARE_APP = textwrap.dedent("""\
 
 
     links = int(st.query_params.get("pages", 0))  # the floor of a multipage app: its navigation, redrawn every run
+    PAGES = [st.Page(page, title="Page 0", default=True),
+             *(st.Page(other, title=f"Page {i}", url_path=f"p{i}") for i in range(1, links))] if links else []
     if links:
-        st.navigation([st.Page(page, title="Page 0", default=True),
-                       *(st.Page(other, title=f"Page {i}", url_path=f"p{i}") for i in range(1, links))]).run()
+        st.navigation(PAGES).run()
     else:
         page()
     """)
@@ -171,6 +199,7 @@ class Result:
     error: str = ""
     census: tuple[int, int, int] = (0, 0, 0)  # the page after the untimed moves: element containers (sidebar's
     #                                           too), charts, and the links of the navigation
+    kinds: tuple[str, ...] = ()  # ... and each element container's kind, in order (Streamlit's element types)
 
     @property
     def p50(self) -> float:
@@ -241,6 +270,21 @@ CENSUS = """() => [document.querySelectorAll('[data-testid="stElementContainer"]
                    document.querySelectorAll('[data-testid="stSidebarNavLink"]').length]"""
 
 
+# Each element container's kind, as its first element's test id; KIND_OF_TESTID names it as the server does
+# (harness.websocket_client sees the same types in the messages: benchmarks.bench_fanout's kinds floor).
+KINDS = """() => [...document.querySelectorAll('[data-testid="stElementContainer"]')].map(c => {
+                   const e = c.querySelector('[data-testid]'); return e ? e.getAttribute('data-testid') : ''; })"""
+KIND_OF_TESTID = {"stSlider": "slider", "stRadio": "radio", "stCheckbox": "checkbox", "stSelectbox": "selectbox",
+                  "stTextArea": "text_area", "stButton": "button", "stButtonGroup": "button_group",
+                  "stMetric": "metric", "stPageLink": "page_link", "stFullScreenFrame": "vega_lite_chart",
+                  "stMarkdown": "markdown"}
+
+
+def kinds_case(case: str, census: tuple[int, int, int], kinds: Sequence[str]) -> Case:
+    """The bare page drawing what ``case``'s page draws, each widget, metric and page link as one of its kind."""
+    return Case(f"kinds {case}", f"?{urlencode(floor_query(census, kinds))}", "slider:h")
+
+
 def floor_case(census: tuple[int, int, int]) -> Case:
     """The bare page drawing as much as a page of this census: its navigation's links, its charts (as small heatmaps
     whose data follows the slider) and, for its other elements, unchanged paragraphs — a lower bound of what
@@ -249,10 +293,20 @@ def floor_case(census: tuple[int, int, int]) -> Case:
     return Case(f"floor {'/'.join(map(str, census))}", f"?{urlencode(floor_query(census))}", "slider:h")
 
 
-def floor_query(census: tuple[int, int, int]) -> dict[str, str]:
-    """The bare page's query for a census (elements, charts, links): the slider and its line are two elements."""
+def floor_query(census: tuple[int, int, int], kinds: Sequence[str] = ()) -> dict[str, str]:
+    """The bare page's query for a census (elements, charts, links): the slider and its line are two elements;
+    ``kinds``, the page's elements by kind (Streamlit's element types, in order), makes the floor draw each widget,
+    metric and link as one of its kind instead of a paragraph (the rest stay paragraphs)."""
     elements, charts, links = census
-    return {"charts": str(charts), "elements": str(max(elements - charts - 2, 0)), "pages": str(links)}
+    if not kinds:
+        return {"charts": str(charts), "elements": str(max(elements - charts - 2, 0)), "pages": str(links)}
+    rest = [k for k in kinds if k != "vega_lite_chart"]
+    for own in ("slider", "markdown"):  # the bare page's own slider and line
+        if own in rest:
+            rest.remove(own)
+    heavy = [k for k in rest if k in HEAVY_KINDS]
+    return {"charts": str(charts), "kinds": ",".join(heavy), "elements": str(len(rest) - len(heavy)),
+            "pages": str(links)}
 
 
 def _settle(page, quiet: int, timeout: int) -> float:  # noqa: ANN001 - a Playwright page
@@ -299,7 +353,7 @@ def measure(browser, base: str, case: Case, throttle: float, moves: int, quiet: 
     try:
         for i in range(moves + 2):
             if i == 2:  # after the untimed moves: every chart's script loaded and drawn (not yet on a first load)
-                res.census = tuple(page.evaluate(CENSUS))
+                res.census, res.kinds = tuple(page.evaluate(CENSUS)), _kinds(page)
             act = _do_move(page, case, i)
             page.evaluate(ARM)
             busy = main_thread_ms(cdp)
@@ -310,7 +364,8 @@ def measure(browser, base: str, case: Case, throttle: float, moves: int, quiet: 
                 res.ms.append(last - t0)
                 res.busy.append(main_thread_ms(cdp) - busy)
         # and after the last: the larger (a throttled page once counted mid-redraw: 16 elements of attend's 49)
-        res.census = max(res.census, tuple(page.evaluate(CENSUS)))
+        if (now := tuple(page.evaluate(CENSUS))) > res.census:
+            res.census, res.kinds = now, _kinds(page)
         if page.locator('[data-testid="stException"]').count():
             res.error = "the page shows an exception"
     except Exception as err:  # noqa: BLE001 - reported as the case's failure
@@ -318,6 +373,10 @@ def measure(browser, base: str, case: Case, throttle: float, moves: int, quiet: 
     finally:
         ctx.close()
     return res
+
+
+def _kinds(page) -> tuple[str, ...]:  # noqa: ANN001 - a Playwright page
+    return tuple(KIND_OF_TESTID.get(k, k) for k in page.evaluate(KINDS))
 
 
 def cold_start(pw, quiet: int, script: Path | None = None, cwd: Path | None = None) -> dict[str, float]:  # noqa: ANN001
@@ -342,20 +401,24 @@ def cold_start(pw, quiet: int, script: Path | None = None, cwd: Path | None = No
 
 
 def table(results: list[Result], bare: dict[float, Result],
-          floors: dict[tuple[float, tuple[int, int, int]], Result] | None = None) -> str:
+          floors: dict[tuple[float, tuple[int, int, int]], Result] | None = None,
+          kind_floors: dict[tuple[float, str], Result] | None = None) -> str:
     """The printed table: one block per throttle. The target is a ratio (2x at 1x, 3x throttled), or for the
     real-model page an absolute p95 at 1x ("<=500 ms"; none throttled). With ``floors`` (--floor), each case's
     census (element containers / charts / links) and the ratio of the bare page drawing as much: when that floor is
-    over the target, no Streamlit page drawing this much can meet it."""
+    over the target, no Streamlit page drawing this much can meet it; with ``kind_floors``, the ratio of the bare page
+    drawing the same but each widget, metric and page link as one of its kind (``kinds``)."""
     limits = {c.name: c.limit_ms for c in cases() if c.limit_ms}
     floors = floors or {}
+    kind_floors = kind_floors or {}
     out = []
     for throttle in sorted(bare):
         b = bare[throttle]
         out.append(f"\nCPU throttle {throttle:g}x — bare page p50 {b.p50:.0f} ms, p95 {b.p95:.0f} ms "
                    f"({len(b.ms)} moves)")
         out.append(f"{'case':<10} {'app p50':>8} {'app p95':>8} {'bare p95':>9} {'ratio':>6}  {'target':>6}  "
-                   f"{'main-thread ms':>14}" + (f"  {'census':>9} {'floor p95':>9} {'floor':>6}" if floors else ""))
+                   f"{'main-thread ms':>14}" + (f"  {'census':>9} {'floor p95':>9} {'floor':>6}" if floors else "")
+                   + (f" {'kinds':>6}" if kind_floors else ""))
         target = 2.0 if throttle <= 1 else 3.0
         for r in results:
             if r.throttle != throttle:
@@ -372,6 +435,9 @@ def table(results: list[Result], bare: dict[float, Result],
             f = floors.get((throttle, r.census))
             if f is not None and f.ms and not limit:
                 line += f"  {'/'.join(map(str, r.census)):>9} {f.p95:9.0f} {f.p95 / b.p95:5.1f}x"
+                k = kind_floors.get((throttle, r.case))
+                if k is not None and k.ms:
+                    line += f" {k.p95 / b.p95:5.1f}x"
             out.append(line)
     return "\n".join(out)
 
@@ -388,8 +454,9 @@ def main() -> int:
     ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
     ap.add_argument("--floor", action="store_true",
-                    help="also time the bare page with one chart, with 60 unchanged paragraphs, and drawing as much "
-                         "as each page (its census: as many elements, charts and navigation links)")
+                    help="also time the bare page with one chart, with 60 unchanged paragraphs, drawing as much "
+                         "as each page (its census: as many elements, charts and navigation links), and drawing "
+                         "the same with each widget, metric and page link as one of its kind (kinds)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")
     a = ap.parse_args()
     chosen = [c for c in cases() if c.name in a.pages]
@@ -399,6 +466,7 @@ def main() -> int:
     bare: dict[float, Result] = {}
     cold: dict[str, dict[str, float]] = {}
     floors: dict[tuple[float, tuple[int, int, int]], Result] = {}  # (throttle, census) -> the bare page drawing as much
+    kind_floors: dict[tuple[float, str], Result] = {}  # (throttle, case) -> the bare page drawing its kinds
     floored = {c.name for c in chosen if not c.limit_ms}  # the ratio cases (the real page's targets are absolute)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         folder = Path(tmp)
@@ -428,6 +496,12 @@ def main() -> int:
                                                                a.moves, a.quiet)
                         if f.census != census and not f.error:  # the floor must draw what it stands for
                             f.error = f"the floor page drew {f.census}, not {census}"
+                    for r in [r for r in results if r.throttle == throttle and r.case in floored and r.kinds]:
+                        k = kind_floors[throttle, r.case] = measure(browser, bare_base,
+                                                                    kinds_case(r.case, r.census, r.kinds), throttle,
+                                                                    a.moves, a.quiet)
+                        if k.census != r.census and not k.error:
+                            k.error = f"the kinds floor drew {k.census}, not {r.census}"
                 bare[throttle] = Result("bare", throttle, first.ms + second.ms, first.busy + second.busy,
                                         first.error or second.error)
         finally:
@@ -435,7 +509,7 @@ def main() -> int:
             stop_server(app_proc)
             stop_server(bare_proc)
     load_after = os.getloadavg()
-    failed = [r for r in [*results, *bare.values(), *floors.values()] if r.error or not r.ms]
+    failed = [r for r in [*results, *bare.values(), *floors.values(), *kind_floors.values()] if r.error or not r.ms]
     if a.json:
         text = json.dumps({
             "moves": a.moves, "quiet_ms": a.quiet, "load_average_before": load_before, "load_average_after": load_after,
@@ -447,6 +521,9 @@ def main() -> int:
             "floors": [{**asdict(f), "throttle": t, "p50": f.p50, "p95": f.p95,
                         "ratio": f.p95 / bare[t].p95 if f.ms and bare[t].ms else None}
                        for (t, _), f in floors.items()],
+            "kind_floors": [{**asdict(f), "p50": f.p50, "p95": f.p95,
+                             "ratio": f.p95 / bare[t].p95 if f.ms and bare[t].ms else None}
+                            for (t, _), f in kind_floors.items()],
         }, indent=1)
         if a.json == "-":
             print(text)
@@ -459,7 +536,7 @@ def main() -> int:
         for who, c in cold.items():
             print(f"cold start ({who}): spawn -> healthy {c['healthy_s']:.2f} s, healthy -> first page settled "
                   f"{c['first_page_s']:.2f} s")
-        print(table(results, bare, floors))
+        print(table(results, bare, floors, kind_floors))
     for r in failed:
         print(f"could not measure {r.case} at {r.throttle:g}x: {r.error or 'no moves'}", file=sys.stderr)
     return 1 if failed else 0

@@ -1,0 +1,49 @@
+"""The benchmarks' floor page draws what it stands for: a page's census (elements, charts, links) with each widget,
+metric and page link as one of its kind (benchmarks.bench_speed.floor_query; both benchmarks also check the census
+at run time, this checks the kinds, which they do not)."""
+
+from __future__ import annotations
+
+import collections
+
+from streamlit.testing.v1 import AppTest
+
+from benchmarks.bench_speed import BARE_APP, HEAVY_KINDS, floor_query
+
+# attend's elements by kind, as harness.websocket_client saw them (the sidebar's included), in a shorter page
+KINDS = ["markdown", "heading", "slider", "radio", "checkbox", "slider", "markdown", "vega_lite_chart", "metric",
+         "metric", "page_link", "text_area", "selectbox", "button", "button_group", "alert", "html", "radio"]
+
+
+def _drawn(at: AppTest) -> collections.Counter[str]:
+    """Each element the run drew, by the kind its proto says."""
+    counts: collections.Counter[str] = collections.Counter()
+    stack = [at._tree]  # noqa: SLF001 - AppTest has no public walk over every node
+    while stack:
+        node = stack.pop()
+        children = getattr(node, "children", None) or {}
+        stack += list(children.values()) if isinstance(children, dict) else list(children)
+        proto = getattr(node, "proto", None)
+        if proto is not None and not children and node is not at._tree:  # noqa: SLF001
+            counts[getattr(node, "type", type(node).__name__)] += 1
+    return counts
+
+
+def test_the_kinds_floor_draws_each_heavy_element_as_its_kind_and_as_many_elements():
+    census = (len(KINDS), KINDS.count("vega_lite_chart"), 3)
+    query = floor_query(census, KINDS)
+    heavy = [k for k in KINDS if k in HEAVY_KINDS]
+    heavy.remove("slider")  # the bare page's own slider
+    assert query["kinds"].split(",") == heavy
+    # the page's own slider and line, the charts, the kinds and the paragraphs: as many elements as the page
+    assert 2 + int(query["charts"]) + len(heavy) + int(query["elements"]) == census[0]
+    assert floor_query(census) == {"charts": "1", "elements": str(len(KINDS) - 3), "pages": "3"}
+
+    at = AppTest.from_string(BARE_APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception
+    assert len(at.slider) == 2 and len(at.radio) == 2 and len(at.toggle) == 1 and len(at.selectbox) == 1
+    assert len(at.text_area) == 1 and len(at.button) == 1 and len(at.metric) == 2
+    drawn = _drawn(at)
+    assert drawn["page_link"] == 1 and drawn["button_group"] == 1 and drawn["vega_lite_chart"] == 1
