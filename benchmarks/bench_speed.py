@@ -272,7 +272,7 @@ CENSUS = """() => [document.querySelectorAll('[data-testid="stElementContainer"]
 
 # Each element container's kind, as its first element's test id; KIND_OF_TESTID names it as the server does
 # (harness.websocket_client sees the same types in the messages: benchmarks.bench_fanout's kinds floor).
-KINDS = """() => [...document.querySelectorAll('[data-testid="stElementContainer"]')].map(c => {
+CENSUS_KINDS = """() => [...document.querySelectorAll('[data-testid="stElementContainer"]')].map(c => {
                    const e = c.querySelector('[data-testid]'); return e ? e.getAttribute('data-testid') : ''; })"""
 KIND_OF_TESTID = {"stSlider": "slider", "stRadio": "radio", "stCheckbox": "checkbox", "stSelectbox": "selectbox",
                   "stTextArea": "text_area", "stButton": "button", "stButtonGroup": "button_group",
@@ -376,7 +376,7 @@ def measure(browser, base: str, case: Case, throttle: float, moves: int, quiet: 
 
 
 def _kinds(page) -> tuple[str, ...]:  # noqa: ANN001 - a Playwright page
-    return tuple(KIND_OF_TESTID.get(k, k) for k in page.evaluate(KINDS))
+    return tuple(KIND_OF_TESTID.get(k, k) for k in page.evaluate(CENSUS_KINDS))
 
 
 def cold_start(pw, quiet: int, script: Path | None = None, cwd: Path | None = None) -> dict[str, float]:  # noqa: ANN001
