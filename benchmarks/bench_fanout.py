@@ -8,7 +8,7 @@ for a full run at the same instant, and the time from that instant to each sessi
 (``--rounds`` times). A following student's redraw is such a full run (mha_core.ui.live.wake asks each session for
 one on the server's event loop), so the last of N sessions sees a move after about N × (one run's CPU) on one
 process: its p95 is what ``benchmarks.bench_live`` measures with the class's database, polls and votes on top. The
-bare page (one slider, one line: ``benchmarks.bench_speed.BARE_APP``) is the floor no Streamlit page can beat; the
+bare page (one slider, one line: ``harness.floor.BARE_APP``) is the floor no Streamlit page can beat; the
 60 paragraphs are a page of the lesson's size with nothing to compute. Prints, per page: p50 / p95 / last of the
 N sessions' times and the server's CPU ms per run (``/proc``: script, protobuf and websocket together), then each
 app page's floors: the bare page drawing as many elements, charts and links (every other element a paragraph), and
@@ -29,8 +29,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchmarks.bench_speed import BARE_APP, floor_query
 from benchmarks.timing import cpu_ms, p50, p95
+from harness.floor import BARE_APP, floor_query
 from harness.server import ROOT, start_server, stop_server
 from harness.websocket_client import DEFAULT_PAGE, Student
 from mha_core.ui.nav import PAGES
@@ -133,7 +133,7 @@ def main() -> int:
                 results.append(asyncio.run(fan_out(app_proc.pid, app_base, page, {"fixed": "0"}, a.sessions,
                                                    a.rounds, f"app: {page}", links=len(PAGES))))
                 print(f"  {page}: p95 {results[-1].p95:.0f} ms {results[-1].error}", file=sys.stderr)
-            # the bare page drawing as much as each app page (bench_speed.floor_query): the floor of that page
+            # the bare page drawing as much as each app page (harness.floor.floor_query): the floor of that page
             for census in sorted({r.census for r in results if r.page.startswith("app:") and not r.error}):
                 query = floor_query(census)
                 floor = asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions, a.rounds,

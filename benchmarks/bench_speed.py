@@ -32,7 +32,6 @@ import os
 import statistics
 import sys
 import tempfile
-import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -40,76 +39,10 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from benchmarks.timing import p50, p95
+from harness.floor import BARE_APP, floor_query
 from harness.sentences import fresh_sentence
 from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 from mha_core.i18n import translate
-
-# The element kinds the bare page can draw as themselves (its KINDS): widgets, metrics and page links, which cost
-# more than a paragraph; headings, alerts, captions and styles are drawn as paragraphs.
-HEAVY_KINDS = frozenset({"slider", "radio", "checkbox", "selectbox", "text_area", "button", "button_group", "metric",
-                         "page_link"})
-
-BARE_APP = textwrap.dedent("""\
-    import streamlit as st
-
-    HEATMAP = {  # the floor of a chart: an 8 x 8 heatmap whose data follows h (the spec stays, so Streamlit swaps
-        "mark": "rect", "width": "container", "height": 220,  # the data in place, as on most of the app's charts)
-        "encoding": {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
-                     "color": {"field": "value", "type": "quantitative", "scale": {"domain": [0, 1]}},
-                     "tooltip": [{"field": "row"}, {"field": "col"}, {"field": "value", "format": ".3f"}]},
-        "usermeta": {"embedOptions": {"renderer": "canvas"}}, "config": {"aria": False}}
-
-
-    @st.cache_resource(show_spinner=False)
-    def cells(h: int, k: int):
-        \"\"\"Chart k's rows at h, as Arrow, built once (the app builds each chart's data once per input, too).\"\"\"
-        import pyarrow as pa
-        rows = [(r, c, ((r * 7 + c * 3 + h + k) % 11) / 10) for r in range(8) for c in range(8)]
-        return pa.table({name: [row[i] for row in rows] for i, name in enumerate(("row", "col", "value"))})
-
-
-    def paragraph(i: int) -> None:
-        st.markdown(f"**Paragraph {i}.** The same text on every run, as most of a lesson page is.")
-
-
-    # The floor of an element of a kind heavier than a paragraph: one of that kind, its label and options fixed
-    # (?kinds=radio,metric,...: one each, in order; a kind not listed here is drawn as a paragraph).
-    KINDS = {
-        "slider": lambda i: st.slider(f"Slider {i}", 0, 10, 5, key=f"k{i}"),
-        "radio": lambda i: st.radio(f"Radio {i}", ["one", "two", "three"], horizontal=True, key=f"k{i}"),
-        "checkbox": lambda i: st.toggle(f"Toggle {i}", key=f"k{i}"),
-        "selectbox": lambda i: st.selectbox(f"Select {i}", ["one", "two", "three"], key=f"k{i}"),
-        "text_area": lambda i: st.text_area(f"Text {i}", "The cat chased the ball.", key=f"k{i}"),
-        "button": lambda i: st.button(f"Button {i}", key=f"k{i}"),
-        "button_group": lambda i: st.segmented_control(f"Pick {i}", ["one", "two"], key=f"k{i}"),
-        "metric": lambda i: st.metric(f"Metric {i}", f"{4096 + i:,}"),
-        "page_link": lambda i: st.page_link(PAGES[1 + i % (len(PAGES) - 1)]) if len(PAGES) > 1 else paragraph(i),
-    }
-
-
-    def page() -> None:
-        h = st.slider("h", 1, 16, 4, key="h")
-        st.write(h)
-        for k in range(int(st.query_params.get("charts", st.query_params.get("chart", 0)))):  # ?chart=1 for one
-            st.vega_lite_chart(cells(h, k), HEATMAP, width="stretch")
-        for i, kind in enumerate(filter(None, st.query_params.get("kinds", "").split(","))):
-            KINDS.get(kind, paragraph)(i)
-        for i in range(int(st.query_params.get("elements", 0))):  # the floor of a page's size: unchanged paragraphs
-            paragraph(i)
-
-
-    def other() -> None:
-        st.write("another page")
-
-
-    links = int(st.query_params.get("pages", 0))  # the floor of a multipage app: its navigation, redrawn every run
-    PAGES = [st.Page(page, title="Page 0", default=True),
-             *(st.Page(other, title=f"Page {i}", url_path=f"p{i}") for i in range(1, links))] if links else []
-    if links:
-        st.navigation(PAGES).run()
-    else:
-        page()
-    """)
 
 # Installed in every page as it loads: the time (epoch ms) of the page's last activity — a DOM mutation, a long task
 # (> 50 ms of main thread: a canvas chart draws without touching the DOM) or a websocket message from the server —
@@ -291,22 +224,6 @@ def floor_case(census: tuple[int, int, int]) -> Case:
     Streamlit needs to redraw such a page, since the app's elements (widgets, metrics, larger charts) are no cheaper
     than these."""
     return Case(f"floor {'/'.join(map(str, census))}", f"?{urlencode(floor_query(census))}", "slider:h")
-
-
-def floor_query(census: tuple[int, int, int], kinds: Sequence[str] = ()) -> dict[str, str]:
-    """The bare page's query for a census (elements, charts, links): the slider and its line are two elements;
-    ``kinds``, the page's elements by kind (Streamlit's element types, in order), makes the floor draw each widget,
-    metric and link as one of its kind instead of a paragraph (the rest stay paragraphs)."""
-    elements, charts, links = census
-    if not kinds:
-        return {"charts": str(charts), "elements": str(max(elements - charts - 2, 0)), "pages": str(links)}
-    rest = [k for k in kinds if k != "vega_lite_chart"]
-    for own in ("slider", "markdown"):  # the bare page's own slider and line
-        if own in rest:
-            rest.remove(own)
-    heavy = [k for k in rest if k in HEAVY_KINDS]
-    return {"charts": str(charts), "kinds": ",".join(heavy), "elements": str(len(rest) - len(heavy)),
-            "pages": str(links)}
 
 
 def _settle(page, quiet: int, timeout: int) -> float:  # noqa: ANN001 - a Playwright page

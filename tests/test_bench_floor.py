@@ -1,5 +1,5 @@
 """The benchmarks' floor page draws what it stands for: a page's census (elements, charts, links) with each widget,
-metric and page link as one of its kind (benchmarks.bench_speed.floor_query; both benchmarks also check the census
+metric and page link as one of its kind (harness.floor.floor_query; both benchmarks also check the census
 at run time, this checks the kinds, which they do not)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import collections
 
 from streamlit.testing.v1 import AppTest
 
-from benchmarks.bench_speed import BARE_APP, HEAVY_KINDS, floor_query
+from harness.floor import BARE_APP, HEAVY_KINDS, floor_query
 
 # attend's elements by kind, as harness.websocket_client saw them (the sidebar's included), in a shorter page
 KINDS = ["markdown", "heading", "slider", "radio", "checkbox", "slider", "markdown", "vega_lite_chart", "metric",
