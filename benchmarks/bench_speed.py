@@ -203,13 +203,16 @@ CENSUS = """() => [document.querySelectorAll('[data-testid="stElementContainer"]
                    document.querySelectorAll('[data-testid="stSidebarNavLink"]').length]"""
 
 
-# Each element container's kind, as its first element's test id; KIND_OF_TESTID names it as the server does
-# (harness.websocket_client sees the same types in the messages: benchmarks.bench_fanout's kinds floor).
+# Each element container's kind, as the test id of its first element inside the full-screen frame that wraps charts
+# and images (a chart's as CENSUS counts it); KIND_OF_TESTID names it as the server does (harness.websocket_client
+# sees the same types in the messages: benchmarks.bench_fanout's kinds floor).
 CENSUS_KINDS = """() => [...document.querySelectorAll('[data-testid="stElementContainer"]')].map(c => {
-                   const e = c.querySelector('[data-testid]'); return e ? e.getAttribute('data-testid') : ''; })"""
+                   if (c.querySelector('[data-testid="stVegaLiteChart"]')) return 'stVegaLiteChart';
+                   const e = c.querySelector('[data-testid]:not([data-testid="stFullScreenFrame"])');
+                   return e ? e.getAttribute('data-testid') : ''; })"""
 KIND_OF_TESTID = {"stSlider": "slider", "stRadio": "radio", "stCheckbox": "checkbox", "stSelectbox": "selectbox",
                   "stTextArea": "text_area", "stButton": "button", "stButtonGroup": "button_group",
-                  "stMetric": "metric", "stPageLink": "page_link", "stFullScreenFrame": "vega_lite_chart",
+                  "stMetric": "metric", "stPageLink": "page_link", "stVegaLiteChart": "vega_lite_chart",
                   "stMarkdown": "markdown"}
 
 
