@@ -133,24 +133,22 @@ def main() -> int:
                 results.append(asyncio.run(fan_out(app_proc.pid, app_base, page, {"fixed": "0"}, a.sessions,
                                                    a.rounds, f"app: {page}", links=len(PAGES))))
                 print(f"  {page}: p95 {results[-1].p95:.0f} ms {results[-1].error}", file=sys.stderr)
-            # the bare page drawing as much as each app page (harness.floor.floor_query): the floor of that page
-            for census in sorted({r.census for r in results if r.page.startswith("app:") and not r.error}):
-                query = floor_query(census)
-                floor = asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions, a.rounds,
-                                            f"bare as {'/'.join(map(str, census))}", links=int(query["pages"])))
-                if floor.census != census and not floor.error:  # the floor must draw what it stands for
-                    floor.error = f"the floor page drew {floor.census}, not {census}"
-                results.append(floor)
-                print(f"  {floor.page}: p95 {floor.p95:.0f} ms {floor.error}", file=sys.stderr)
+            def floor(query: dict[str, str], label: str, census: tuple[int, int, int]) -> None:
+                """The bare page drawn by ``query``, which must draw ``census`` (what the floor stands for)."""
+                res = asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions, a.rounds, label,
+                                          links=int(query["pages"])))
+                if res.census != census and not res.error:
+                    res.error = f"the floor page drew {res.census}, not {census}"
+                results.append(res)
+                print(f"  {res.page}: p95 {res.p95:.0f} ms {res.error}", file=sys.stderr)
+
+            pages = [r for r in results if r.page.startswith("app:") and not r.error]
+            # the bare page drawing as much as each app page (harness.floor.floor_query): the floor of that page ...
+            for census in sorted({r.census for r in pages}):
+                floor(floor_query(census), f"bare as {'/'.join(map(str, census))}", census)
             # ... and drawing each of its widgets, metrics and page links as one of the same kind (not a paragraph)
-            for page in [r for r in results if r.page.startswith("app:") and not r.error]:
-                query = floor_query(page.census, page.kinds)
-                floor = asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions, a.rounds,
-                                            f"bare as {page.page[5:]}, kinds", links=int(query["pages"])))
-                if floor.census != page.census and not floor.error:
-                    floor.error = f"the floor page drew {floor.census}, not {page.census}"
-                results.append(floor)
-                print(f"  {floor.page}: p95 {floor.p95:.0f} ms {floor.error}", file=sys.stderr)
+            for page in pages:
+                floor(floor_query(page.census, page.kinds), f"bare as {page.page[5:]}, kinds", page.census)
         finally:
             stop_server(bare_proc)
             stop_server(app_proc)

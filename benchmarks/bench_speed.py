@@ -410,18 +410,18 @@ def main() -> int:
                 second = measure(browser, bare_base, BARE, throttle, half, a.quiet)
                 if a.floor:
                     results += [measure(browser, bare_base, c, throttle, a.moves, a.quiet) for c in (CHART, TEXTS)]
-                    censuses = {r.census for r in results if r.throttle == throttle and r.case in floored}
-                    for census in sorted(censuses):
-                        f = floors[throttle, census] = measure(browser, bare_base, floor_case(census), throttle,
-                                                               a.moves, a.quiet)
-                        if f.census != census and not f.error:  # the floor must draw what it stands for
+                    def floor(case: Case, census: tuple[int, int, int], throttle: float = throttle) -> Result:
+                        """The bare page as ``case``, which must draw ``census`` (what the floor stands for)."""
+                        f = measure(browser, bare_base, case, throttle, a.moves, a.quiet)
+                        if f.census != census and not f.error:
                             f.error = f"the floor page drew {f.census}, not {census}"
-                    for r in [r for r in results if r.throttle == throttle and r.case in floored and r.kinds]:
-                        k = kind_floors[throttle, r.case] = measure(browser, bare_base,
-                                                                    kinds_case(r.case, r.census, r.kinds), throttle,
-                                                                    a.moves, a.quiet)
-                        if k.census != r.census and not k.error:
-                            k.error = f"the kinds floor drew {k.census}, not {r.census}"
+                        return f
+
+                    cased = [r for r in results if r.throttle == throttle and r.case in floored]
+                    for census in sorted({r.census for r in cased}):
+                        floors[throttle, census] = floor(floor_case(census), census)
+                    for r in [r for r in cased if r.kinds]:
+                        kind_floors[throttle, r.case] = floor(kinds_case(r.case, r.census, r.kinds), r.census)
                 bare[throttle] = Result("bare", throttle, first.ms + second.ms, first.busy + second.busy,
                                         first.error or second.error)
         finally:
