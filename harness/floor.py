@@ -83,9 +83,11 @@ def floor_query(census: tuple[int, int, int], kinds: Sequence[str] = ()) -> dict
     if not kinds:
         return {"charts": str(charts), "elements": str(max(elements - charts - 2, 0)), "pages": str(links)}
     rest = [k for k in kinds if k != "vega_lite_chart"]
-    for own, light in (("slider", False), ("markdown", True)):  # the bare page's own slider and line stand for two
-        stand_in = own if own in rest else next(  # of the page's elements: a page without a slider (cross) loses a
-            (k for k in rest if (k in HEAVY_KINDS) != light), rest[0] if rest else None)  # widget of another kind
+    # The bare page's own slider and line stand for two of the page's elements: its slider and a paragraph; on a page
+    # without a slider (cross) a widget of another kind, and on one without a paragraph, any element.
+    for own, widget in (("slider", True), ("markdown", False)):
+        alike = [k for k in rest if (k in HEAVY_KINDS) == widget]
+        stand_in = own if own in rest else (alike or rest or [None])[0]
         if stand_in is not None:
             rest.remove(stand_in)
     heavy = [k for k in rest if k in HEAVY_KINDS]

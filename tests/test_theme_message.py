@@ -72,6 +72,7 @@ def test_an_options_value_function_is_replaced_on_every_write(app_config: None) 
         for option in theme_message.section_options(section):
             assert isinstance(option, ConfigOption) and option.key.startswith(f"{section}.")
             before = option._get_val_func  # noqa: SLF001
+            assert before.__qualname__ == "ConfigOption.set_value.<locals>.<lambda>"  # a constant, not computed
             option.set_value(option.value, option.where_defined)
             assert option._get_val_func is not before  # noqa: SLF001
     assert {o.section for s in SECTIONS for o in theme_message.section_options(s)} == set(SECTIONS)
