@@ -61,6 +61,14 @@ def wait_following(page, key: str, **query: str) -> None:
         raise AssertionError(f"{page.url} never showed {key} {query}; bar/banner: {bar}") from err
 
 
+def shows(page) -> str:  # noqa: ANN001 - a Playwright page
+    """What a page shows, for a failed wait's message: its address, its run state and its main area's text."""
+    state = page.locator('[data-testid="stApp"]').first.get_attribute("data-test-script-state", timeout=5_000)
+    main = page.locator('[data-testid="stMain"]').first
+    text = main.inner_text(timeout=5_000) if main.count() else "(no main area)"
+    return f"{page.url} ({state}): {' '.join(text.split())[:1500]}"
+
+
 def wait_for_state(page, key: str, checks: str) -> None:
     page.wait_for_function(
         f"""() => {{ const q = new URLSearchParams(location.search);
