@@ -21,24 +21,16 @@ _streamlit_populate = getattr(app_session._populate_theme_msg, "__wrapped__",  #
                               app_session._populate_theme_msg)  # noqa: SLF001
 
 
-@lru_cache(maxsize=2)
-def _sections(options_id: int) -> tuple[dict[str, ConfigOption], dict[str, tuple[ConfigOption, ...]]]:
-    """The config's options by section, for the options dict with this id (kept, so its id is never reused)."""
-    options = config.get_config_options()
-    by_section: dict[str, list[ConfigOption]] = {}
-    for option in options.values():
-        by_section.setdefault(option.section, []).append(option)
-    return options, {s: tuple(opts) for s, opts in by_section.items()}
+@lru_cache(maxsize=16)
+def _section_keys(section: str) -> tuple[str, ...]:
+    """The keys of one section's options (fixed when Streamlit defines them: a re-parse keeps the keys)."""
+    return tuple(k for k, o in config.get_config_options().items() if o.section == section)
 
 
 def section_options(section: str) -> tuple[ConfigOption, ...]:
-    """The live option objects of one section (a re-parsed config is a new dict: looked up again)."""
+    """The live option objects of one section (looked up afresh: a re-parsed config is a new dict of new options)."""
     options = config.get_config_options()
-    held, by_section = _sections(id(options))
-    if held is not options:  # parsed again between the two reads
-        _sections.cache_clear()
-        held, by_section = _sections(id(options))
-    return by_section.get(section, ())
+    return tuple(options[k] for k in _section_keys(section))
 
 
 @lru_cache(maxsize=64)
