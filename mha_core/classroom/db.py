@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +25,9 @@ from mha_core.errors import LabError
 BUSY_TIMEOUT_MS = 5000
 WRITE_QUEUE_S = 30.0  # how long a write waits for its turn among this process's writers (SQLite)
 _IMMEDIATE = "mha_sqlite_immediate"  # execution option: this transaction writes
+_READ = "mha_sqlite_read"  # execution option: SQLite reads without a BEGIN (each statement its own snapshot)
 PG_TIMEOUT_S = 2.0  # PostgreSQL connect and statement timeout: a quiz click waits at most about this long
+PING_IDLE_S = 5.0  # a pooled PostgreSQL connection unused this long is pinged before it is used again
 
 
 class DatabaseError(LabError):
@@ -46,8 +49,9 @@ def make_engine(url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
             ms = int(PG_TIMEOUT_S * 1000)
             args = {"connect_timeout": int(PG_TIMEOUT_S),
                     "options": f"-c statement_timeout={ms} -c lock_timeout={ms}"}
-        return create_engine(u, pool_pre_ping=True, pool_size=10, max_overflow=20, pool_timeout=WRITE_QUEUE_S,
-                             connect_args=args)
+        engine = create_engine(u, pool_size=10, max_overflow=20, pool_timeout=WRITE_QUEUE_S, connect_args=args)
+        _ping_when_idle(engine)
+        return engine
     if u.database and u.database != ":memory:":
         Path(u.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(u, pool_size=10, max_overflow=20, pool_timeout=20,
@@ -67,9 +71,31 @@ def make_engine(url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
         # A write transaction takes the write lock up front (BEGIN IMMEDIATE), so it waits on the busy timeout;
         # a deferred one that reads first and then writes fails at once with "database is locked" when another
         # writer committed in between (SQLite cannot upgrade a stale snapshot).
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_IMMEDIATE) else "BEGIN")
+        options = conn.get_execution_options()
+        if not options.get(_READ):
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(_IMMEDIATE) else "BEGIN")
 
     return engine
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """Check a pooled connection before use only when it sat unused for PING_IDLE_S (a restarted database has
+    closed it), instead of on every checkout (``pool_pre_ping``): a round trip to the server per read, taken while a
+    following student's redraw holds its turn. A connection that fails its ping is replaced, as pre-ping does."""
+
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_conn, record) -> None:  # noqa: ANN001 - the pool's record
+        record.info["mha_returned"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_conn, record, _proxy) -> None:  # noqa: ANN001 - DB-API connection, the pool's record
+        returned = record.info.get("mha_returned")
+        if returned is not None and time.monotonic() - returned < PING_IDLE_S:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except Exception as err:  # noqa: BLE001 - any failure: the pool drops it and checks out another
+            raise exc.DisconnectionError() from err
 
 
 def gone(member: Member) -> LabError:
@@ -128,6 +154,9 @@ class Database:
         # and lets 50 eager writers starve one past its timeout; the busy timeout then only arbitrates between
         # processes. PostgreSQL locks rows itself.
         self._write_turn = threading.Lock() if engine.dialect.name == "sqlite" else None
+        # SQLite's driver keeps its own BEGIN off (make_engine), so a read skips ours; elsewhere the driver's
+        # autocommit (SQLite's isolation level is left alone: SQLAlchemy would turn the driver's BEGIN back on).
+        self._read_options = {_READ: True} if engine.dialect.name == "sqlite" else {"isolation_level": "AUTOCOMMIT"}
 
     @classmethod
     def open(cls, url: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Self:
@@ -159,9 +188,11 @@ class Database:
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Connection]:
-        """A connection for reads, after the file check; driver failures become DatabaseError."""
+        """A connection for reads, after the file check; driver failures become DatabaseError. No transaction is
+        opened: each statement reads what is committed when it runs, as PostgreSQL's READ COMMITTED gives a
+        statement in a transaction anyway, and no BEGIN and ROLLBACK travel to the server around each read."""
         self.check()
-        with translated(), self.engine.connect() as conn:
+        with translated(), self.engine.connect().execution_options(**self._read_options) as conn:
             yield conn
 
     @contextlib.contextmanager
