@@ -27,6 +27,7 @@ from mha_core.quiz.progress_store import new_student_id
 from mha_core.settings import H_DIV, SETTINGS
 from mha_core.ui.live.keys import LIVE_QUERY, SEND_KEY, choice_key
 from mha_core.ui.live.wake import _rerun_if_idle
+from mha_core.ui.nav import ROOT, spec
 
 T = TypeVar("T")
 
@@ -266,3 +267,35 @@ def test_the_watcher_never_preempts_a_run_the_browser_asked_for(runner, state, w
     session = _Session(runner, state)
     _rerun_if_idle(session)  # type: ignore[arg-type] - the fields the watcher reads
     assert bool(session.asked) is woken
+
+
+class _Pages:
+    """A session's registered pages, as st.navigation leaves them (hash -> page info)."""
+
+    def __init__(self, *keys: str) -> None:
+        self.pages = {f"hash-{k}": {"page_script_hash": f"hash-{k}", "script_path": str(ROOT / spec(k).script),
+                                    "page_name": k, "url_pathname": k} for k in keys}
+
+    def get_pages(self) -> dict:
+        return self.pages
+
+
+def test_a_woken_session_runs_the_teachers_page_itself():
+    """Woken on its own page, a follower's poll switched pages with st.switch_page: a second run, after a 10 ms
+    sleep, with the class's turn held (issue 26: a fifth of a redraw's time under a class of 60)."""
+    session = _Session(None, AppSessionState.APP_NOT_RUNNING)
+    session._pages_manager = _Pages("overview", "split", "attend")
+    session._client_state.page_script_hash = "hash-overview"
+    _rerun_if_idle(session, "split")  # type: ignore[arg-type] - the fields the watcher reads
+    _rerun_if_idle(session, "quiz")   # type: ignore[arg-type] - a page the session has not registered: its own
+    _rerun_if_idle(session)           # type: ignore[arg-type] - no page known: its own
+    assert [(a.page_script_hash, a.page_name) for a in session.asked] == [
+        ("hash-split", "split"), ("hash-overview", ""), ("hash-overview", "")]
+
+
+def test_the_watchlist_knows_each_sessions_class():
+    w = Watchlist(forget_s=5)
+    w.seen(1, "a", 0.0, None)
+    w.seen(2, "b", 0.0, None)
+    w.seen(2, "a", 0.1, None)  # moved to another class
+    assert (w.class_of("a"), w.class_of("b"), w.class_of("c")) == (2, 2, None)

@@ -103,6 +103,10 @@ class Watchlist:
         """The session was asked for a full run (whose poll reads the newest version)."""
         self.waiting.pop(session_id, None)
 
+    def class_of(self, session_id: str) -> int | None:
+        """The class whose lesson the session follows (None: not watched)."""
+        return next((c for c, members in self.sessions.items() if session_id in members), None)
+
     def version(self, class_id: int) -> int | None:
         """The live version of ``class_id`` as last read (None: not watched)."""
         return self.versions.get(class_id)

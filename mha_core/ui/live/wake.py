@@ -21,8 +21,10 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from mha_core.classroom import Storage
 from mha_core.errors import LabError
+from mha_core.lesson.store import read_live
 from mha_core.lesson.wake import Watchlist
 from mha_core.ui.class_services import storage
+from mha_core.ui.nav import ROOT, spec
 
 WATCH_S = 0.1     # how often the watcher reads the live version of each watched class (one indexed read each)
 # A session that stops reporting (its browser's poll timer was lost, as bench_live saw now and then under load) is
@@ -39,6 +41,7 @@ class Watcher:
         self.store = store
         self.lock = threading.Lock()
         self.watchlist = Watchlist(FORGET_S, SILENT_S)
+        self.pages: dict[int, str] = {}  # class id -> the teacher's page as last read (sessions are woken onto it)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="mha-live-wake", daemon=True)
         self.thread.start()
@@ -57,17 +60,22 @@ class Watcher:
             classes = self.watchlist.classes(time.monotonic())
         for class_id in classes:
             try:
-                version, _ = self.store.read_live_json(class_id)
+                version, state = read_live(self.store, class_id)
             except Exception:  # noqa: BLE001 - the polls report database trouble; the thread goes on
                 continue
             with self.lock:
                 self.watchlist.grown(class_id, version)
+                if state is None:
+                    self.pages.pop(class_id, None)
+                else:
+                    self.pages[class_id] = state.page
         with self.lock:
             due = self.watchlist.due()
             silent = [s for s in self.watchlist.silent(time.monotonic()) if s not in due]
+            pages = {s: self.pages.get(self.watchlist.class_of(s)) for s in due + silent}
         woken = []
         for session_id in due + silent:
-            outcome = rerun(session_id)
+            outcome = rerun(session_id, pages[session_id])
             if outcome is not None:
                 with self.lock:
                     if outcome:
@@ -124,10 +132,14 @@ def session_id() -> str | None:
 TRIGGERS = frozenset({"trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value"})
 
 
-def rerun(session_id: str) -> bool | None:
-    """Ask ``session_id`` for a full run, as its browser's rerun message would (its last widget values and page),
-    on the server's event loop (an AppSession is not thread-safe). True: asked; None: busy running, ask later;
-    False: no such session any more.
+def rerun(session_id: str, page: str | None = None) -> bool | None:
+    """Ask ``session_id`` for a full run, as its browser's rerun message would (its last widget values), of
+    ``page`` (the teacher's; None or unknown: the page it shows), on the server's event loop (an AppSession is not
+    thread-safe). True: asked; None: busy running, ask later; False: no such session any more.
+
+    Woken onto the teacher's page, a follower draws it in one run: woken on its own page, its poll would switch
+    pages with ``st.switch_page``, a second run after a 10 ms sleep that Streamlit takes for the address's
+    parameters (unchanged here) — with the class's turn held, 60 times per move (issue 26).
 
     Streamlit 1.67's own code does the same for "run on save" (``AppSession._on_source_file_changed``); the last
     client state and the event loop are the session's private fields, so tests/test_wake.py drives a real server."""
@@ -137,7 +149,7 @@ def rerun(session_id: str) -> bool | None:
         return False
     if not idle(session):
         return None
-    session._event_loop.call_soon_threadsafe(_rerun_if_idle, session)  # noqa: SLF001 - see above
+    session._event_loop.call_soon_threadsafe(_rerun_if_idle, session, page)  # noqa: SLF001 - see above
     return True
 
 
@@ -152,7 +164,17 @@ def idle(session: AppSession) -> bool:
             and session._state == AppSessionState.APP_NOT_RUNNING)  # noqa: SLF001 - see rerun
 
 
-def _rerun_if_idle(session: AppSession) -> None:
+def page_hash(session: AppSession, page: str) -> tuple[str, str] | None:
+    """(script hash, address path) of ``page`` among the pages the session's navigation registered (None: not one
+    of them, e.g. before its first run)."""
+    script = str(ROOT / spec(page).script)
+    for info in session._pages_manager.get_pages().values():  # noqa: SLF001 - see rerun
+        if info["script_path"] == script:
+            return info["page_script_hash"], info.get("url_pathname", "")
+    return None
+
+
+def _rerun_if_idle(session: AppSession, page: str | None = None) -> None:
     """On the event loop, where the browser's messages are handled too: a run the browser asked for meanwhile (a
     vote being sent) is never pre-empted, and no button press of the last run is sent again."""
     if not idle(session):
@@ -160,6 +182,9 @@ def _rerun_if_idle(session: AppSession) -> None:
     state = ClientState()
     state.CopyFrom(session._client_state)  # noqa: SLF001 - see rerun
     state.fragment_id = ""                 # the whole page, not the poll's fragment
+    target = None if page is None else page_hash(session, page)
+    if target is not None:                 # the teacher's page (the address follows, as after a switch_page)
+        state.page_script_hash, state.page_name = target
     state.is_auto_rerun = False
     values = [w for w in state.widget_states.widgets if w.WhichOneof("value") not in TRIGGERS]
     del state.widget_states.widgets[:]
