@@ -119,7 +119,7 @@ for col, label, value, mha in (
     col.metric(label, format_bytes(value), delta=vs_mha(value, mha), delta_color="inverse",
                help=t("cost.exact_bytes", n=f"{value:,}"))
 st.caption(t("cost.kv_caption", layers=layers, g=g, d_head=d_head, bytes=BYTES_PER_VALUE[dtype], h=h))
-st.page_link("pages/generate.py", label=t("cost.to_generate"), icon=":material/text_increase:")
+render.page_link("generate", t("cost.to_generate"), ":material/text_increase:")
 
 st.markdown(f"**{t('cost.vs_weights_title')}**")
 if picked and picked.body:

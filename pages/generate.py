@@ -134,7 +134,7 @@ with tabs[1]:
                       acc_hi=max(r.accuracy for r in results),
                       cache_mha=format_bytes(ui.full_cache_bytes(0)), cache_mqa=format_bytes(ui.full_cache_bytes(2)),
                       n_ctx=cfg.n_ctx, n_seqs=n_seqs))
-        st.page_link("pages/cost.py", label=t("generate.to_cost"), icon=":material/calculate:")
+        render.page_link("cost", t("generate.to_cost"), ":material/calculate:")
 
         st.subheader(t("generate.differ_title"))
         c1, c2 = st.columns(2)

@@ -61,7 +61,7 @@ with tabs[0]:
         st.subheader(t("heads.mechanism_title"))
         st.markdown(t("heads.mechanism"))
         st.markdown(t("heads.emergent"))
-        st.page_link("pages/attend.py", label=t("heads.see_illustrative"), icon=":material/grid_on:")
+        render.page_link("attend", t("heads.see_illustrative"), ":material/grid_on:")
         with st.expander(t("heads.formulas_title"), icon=":material/functions:"):
             st.markdown(t("heads.formulas_intro"))
             st.latex(r"s_{\text{prev}}=\frac{1}{n-1}\sum_{i=1}^{n-1}A_{i,\,i-1}")

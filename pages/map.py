@@ -24,7 +24,7 @@ for node, page_key in (("kp002", "prereq"), ("kp030", "split"), ("kp023", "cost"
                        ("kp024", "heads"), ("kp020", "why"), ("kp008", None)):
     st.markdown(t(f"map.rel_{node}"))
     if page_key in pages:
-        st.page_link(pages[page_key].script, label=t(f"nav.{page_key}"), icon=pages[page_key].icon)
+        render.page_link(page_key)
 
 st.subheader(t("map.examples_title"))
 # The Llama example's shapes come from mha_core.presets (never typed into the text).
@@ -35,7 +35,7 @@ for example, page_key in (("clark", "real"), ("voita", "heads"), ("induction", "
     with st.container(border=True):
         st.markdown(t(f"map.ex_{example}", **(LLAMA if example == "llama" else {})))
         if page_key in pages:
-            st.page_link(pages[page_key].script, label=t(f"nav.{page_key}"), icon=pages[page_key].icon)
+            render.page_link(page_key)
 
 st.subheader(t("map.reading_title"))
 st.caption(t("map.reading_lead"))

@@ -18,7 +18,6 @@ from mha_core.quiz.bank import load_questions
 from mha_core.ui import prepost, quiz, render, student
 from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import bound_t, lang, t
-from mha_core.ui.nav import spec
 
 ROLES = ("student", "teacher")
 ROLE_KEY = "classroom_role"         # widget: the student's or the teacher's view
@@ -77,8 +76,7 @@ def student_view() -> None:
     _unsaved()
     student.show_flash()
     prepost.student_panel(m)
-    page = spec("quiz")
-    st.page_link(page.script, label=t("classroom.go_quiz"), icon=page.icon)
+    render.page_link("quiz", t("classroom.go_quiz"))
     _own_answers(m)
     st.button(t("classroom.leave"), key=LEAVE_KEY, icon=":material/logout:", on_click=_on_leave)
 

@@ -69,6 +69,13 @@ def _navigation(lang: str) -> tuple[tuple[str, st.Page], ...]:
                  for p in PAGES)
 
 
+def page(key: str, lang: str) -> st.Page:
+    """The navigation's page of ``key``, for ``st.page_link``: given a page, a link names it by its hash, where a
+    script path is resolved on disk at every link of every run (a dozen file-system calls, each of which lets go of
+    the GIL while a class's redraws wait for it)."""
+    return _navigation(lang)[[p.key for p in PAGES].index(key)][1]
+
+
 def sections(lang: str) -> dict[str, list[st.Page]]:
     """For app.py's ``st.navigation``: this run's pages by section, copies of the built ones (``st.navigation``
     marks the page it picks as runnable, so no two runs may share one)."""

@@ -398,7 +398,7 @@ def _page_link(key: str, caption: str) -> bool:
     if spec is None:
         return False
     st.caption(caption)
-    st.page_link(spec.script, label=t(f"nav.{key}"), icon=spec.icon)
+    render.page_link(key)
     return True
 
 

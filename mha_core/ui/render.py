@@ -161,6 +161,12 @@ def _draw_table(text: str, prose: dict[int, str], whole: Sequence[int] = ()) -> 
         st.markdown(text)
 
 
+def page_link(key: str, label: str | None = None, icon: str | None = None) -> None:
+    """A link to the page ``key`` (by default titled and marked as in the navigation)."""
+    spec = next(p for p in PAGES if p.key == key)
+    st.page_link(page_frame.page(key, lang()), label=label or t(f"nav.{key}"), icon=icon or spec.icon)
+
+
 def next_steps(*keys: str) -> None:
     """Links to the pages that continue the lesson."""
     present = {p.key: p for p in PAGES}
@@ -170,7 +176,7 @@ def next_steps(*keys: str) -> None:
     st.divider()
     st.markdown(f"**{t('common.next')}**")
     for p in links:
-        st.page_link(p.script, label=t(f"nav.{p.key}"), icon=p.icon)
+        page_link(p.key)
 
 
 def builder_name(builder: Callable[..., object]) -> str:
@@ -330,4 +336,4 @@ def check_yourself(page_key: str, sections: Sequence[str] = ()) -> None:
     with st.container(border=True):
         st.markdown(f"**{t('common.check_yourself')}**")
         st.markdown("\n".join(f"- {q.title}" for q in questions))
-        st.page_link(quiz.script, label=t("common.go_quiz", n=len(questions)), icon=quiz.icon)
+        page_link(quiz.key, t("common.go_quiz", n=len(questions)))
