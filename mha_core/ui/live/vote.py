@@ -4,6 +4,7 @@ database did not take; the presenter's side is ``cycle``."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import streamlit as st
@@ -26,6 +27,7 @@ from mha_core.ui.live.keys import (
     VOTES_READ_KEY,
     choice_key,
 )
+from mha_core.ui.live.page import fragment_run, voting
 from mha_core.ui.live.pi import countdown, follow_up_question
 from mha_core.ui.live.session import active_vote_role, live_seen, member
 
@@ -51,6 +53,12 @@ def vote_box(key: str, prompt: str, options: Sequence[str], answer: int, explana
 
 def _on_send(m: Member, vote: VoteState) -> None:
     """Send the student's vote; on trouble keep the choice and say why (it can be sent again)."""
+    with voting():  # ahead of the class's next redraw, as the ballot's run that follows
+        _send(m, vote)
+
+
+def _send(m: Member, vote: VoteState) -> None:
+    """``_on_send``'s work."""
     ss = st.session_state
     ck = choice_key(vote.key, vote.round)
     if ss.get(ck) is None:  # the button is never disabled: a redraw the browser missed must not lock a student out
@@ -119,7 +127,14 @@ def _resend_unsent(m: Member, vote: VoteState) -> bool:
 @st.fragment
 def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
     """The student's ballot, a fragment: choosing and sending rerun only the ballot, not the page (in a class of 60,
-    a full run waits its turn behind every classmate's redraw; tests/test_live_page.py, benchmarks/bench_live)."""
+    a full run waits its turn behind every classmate's redraw; tests/test_live_page.py, benchmarks/bench_live), and
+    the ballot's own runs go ahead of the class's next redraw (``page.voting``)."""
+    with voting() if fragment_run() else contextlib.nullcontext():
+        _ballot(key, options, answer, explanation)
+
+
+def _ballot(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
+    """The ballot's content: waiting for the vote, or the choice, "send", and what was sent."""
     ss = st.session_state
     state, m = live_seen(), member()
     vote = state.vote if state is not None and state.vote is not None and state.vote.key == key else None
