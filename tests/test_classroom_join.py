@@ -85,6 +85,7 @@ def test_a_removed_student_loses_answers_and_votes_and_cannot_rejoin(store):
     assert [s.name for s in store.students(info.id)] == ["Bo"]
     assert [r.name for r in store.answers(info.id)] == ["Bo"] and [v.name for v in store.votes(info.id)] == ["Bo"]
     assert store.was_removed(info.id, A) and not store.was_removed(info.id, B)
+    assert store.removed_keys(info.id) == frozenset({A})              # what a live lesson's followers share
     assert store.class_of(ann) is None                                # the session notices (see ui.student)
     for refused in (lambda: store.join(info.code, A, "Ann"), lambda: store.record(ann, QUESTIONS[1], "a", True),
                     lambda: store.cast_vote(ann, "attend.q.1", 1, 0, True)):

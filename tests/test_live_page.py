@@ -20,6 +20,7 @@ from mha_core.lesson.store import load_plan, publish_live, read_live
 from mha_core.quiz import load_questions
 from mha_core.settings import H_DIV, SENTENCE
 from mha_core.ui import live, teacher
+from mha_core.ui import student as student_ui
 from mha_core.ui.live import follow
 from mha_core.ui.nav import spec
 
@@ -40,6 +41,7 @@ def db(tmp_path, monkeypatch) -> str:
 def unshared_reads(monkeypatch):
     """Every poll reads the database: these tests publish and read back within one window of the shared read."""
     monkeypatch.setattr(follow, "SHARED_READ_S", 1e-6)
+    monkeypatch.setattr(student_ui, "SHARED_S", 1e-6)
 
 
 @pytest.fixture
@@ -375,6 +377,27 @@ def test_a_process_reads_a_classs_live_state_once_per_window_for_all_its_student
     monkeypatch.setattr(follow, "SHARED_READ_S", 1e-6)
     version, state = follow.shared_read(info.id, None)
     assert version == first[0] + 1 and state.page == "prereq"
+
+
+def test_followers_share_one_read_of_who_was_removed_and_a_removed_one_is_told_at_the_next_redraw(store, monkeypatch):
+    """A following student's redraw checked its own removal with a read of its own, 60 per move with the class's
+    turn held; now the process's followers share one read per SHARED_S (issue 26)."""
+    at = teach_live()
+    info = the_class(store)
+    ann, bo = student(info.code, "Ann"), student(info.code, "Bo")
+    reads: list[int] = []
+    real = Storage.removed_keys
+    monkeypatch.setattr(Storage, "removed_keys", lambda self, class_id: reads.append(class_id) or real(self, class_id))
+    monkeypatch.setattr(student_ui, "SHARED_S", 3600.0)
+    ok(at.button(key=live.NEXT_KEY).click().run())
+    for s in (ann, bo):
+        ok(s.run())
+    assert reads == [info.id]                                        # one read for both redraws
+    store.remove_student(info.id, bo.session_state[student_ui.MEMBER_KEY].student_id)
+    monkeypatch.setattr(student_ui, "SHARED_S", 1e-6)                # the next window
+    ok(bo.run())
+    assert translate("en", "errors.class_removed", code=info.code) in [e.value for e in bo.error]
+    assert student_ui.MEMBER_KEY not in bo.session_state
 
 
 def test_every_full_run_of_a_follower_draws_the_teachers_values(store):

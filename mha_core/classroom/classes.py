@@ -191,6 +191,11 @@ class ClassTables(Database):
             return conn.execute(select(removed.c.key).where(removed.c.class_id == class_id,
                                                             removed.c.key == key)).first() is not None
 
+    def removed_keys(self, class_id: int) -> frozenset[str]:
+        """Every key the teacher removed from the class (one read, shared by a process's following students)."""
+        with self.reading() as conn:
+            return frozenset(conn.execute(select(removed.c.key).where(removed.c.class_id == class_id)).scalars())
+
     def turnout(self, class_id: int) -> Turnout:
         """How many students joined, and how many voted in the round open now (None when no vote is open)."""
         with self.reading() as conn:

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from mha_core.ui import present, student
 from mha_core.ui.live.follow import banner, follow_idle, follow_live
@@ -79,12 +78,6 @@ def turn() -> Iterator[None]:
         yield
 
 
-def fragment_run() -> bool:
-    """This run is a fragment's own (a ballot's choice or send), not the page's."""
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
-
-
 @contextmanager
 def voting() -> Iterator[None]:
     """Around the sending of a student's vote (the ballot's own run and its callback): the class's next redraw
@@ -106,7 +99,7 @@ def frame(current_key: str) -> None:
         return
     if present.presenting():
         projector()
-    m = student.member()
+    m = student.member(shared=following() and live_seen() is not None)  # redrawn with the class: a shared read
     if m is None:
         return
     if not present.presenting() and st.query_params.get(student.STUDENT_PARAM) != m.key:
