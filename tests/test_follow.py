@@ -109,6 +109,15 @@ def test_the_heartbeat_is_sent_at_most_every_few_seconds_and_at_once_after_explo
     assert live_poll(f.explore(), now=NOW + 1).beat and live_poll(f.back(), now=NOW + 1).beat
 
 
+def test_a_following_students_full_run_sends_no_heartbeat_its_next_poll_does():
+    """The full run holds the class's turn: a write there, 60 times per move, kept the class waiting (issue 26)."""
+    f = live_poll(Follower(), acked="3").follower.beaten(NOW)
+    later = NOW + 2 * HEARTBEAT_S
+    d = live_poll(f.run_begins(later), now=later)
+    assert d.move is Move.COPY and not d.beat
+    assert live_poll(d.follower.run_framed(), now=later + 1).beat
+
+
 def test_the_class_going_live_or_ending_switches_the_polls_pace():
     d = live_poll(Follower(), live_now=False)
     assert d.move is Move.PACE and d.follower.live(CLASS) == STATE

@@ -133,8 +133,10 @@ def poll(f: Follower, class_id: int, version: int, state: LiveState | None, page
         # Every full run copies the teacher's values before any widget is drawn, so the page always draws them: a
         # rerun the browser queued before this one carries its old widget values, which Streamlit applies at the
         # start of the run (copying only once per version left students on the old h for a whole move).
+        # No heartbeat here: a write in a following student's full run holds the class's turn (60 of them per
+        # move); the fragment's next poll, a second or two later, sends it.
         return Decision(Move.COPY, replace(f, pending=version), page=state.page if state.page != page else None,
-                        settings=state.settings, beat=beat)
+                        settings=state.settings)
     if f.following:  # a poll: only ask for a full run when there is something new to draw
         n = _count(f.asked, version) + 1
         if not shows(f, version, acked, now) and n <= MAX_ASK:  # bounded: a page that stops never loops

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from mha_core.classroom import Member
 from mha_core.errors import LabError
@@ -30,6 +31,12 @@ def _script(page: str) -> str:
 def go(page: str) -> None:
     """Switch to ``page``, keeping the address's parameters (the class, the student, presenting)."""
     st.switch_page(_script(page), query_params=st.query_params.to_dict())
+
+
+def fragment_run() -> bool:
+    """This run is a fragment's own (a poll, a ballot's choice or send), not the page's."""
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def presenter() -> Presenter | None:

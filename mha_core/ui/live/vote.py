@@ -27,9 +27,9 @@ from mha_core.ui.live.keys import (
     VOTES_READ_KEY,
     choice_key,
 )
-from mha_core.ui.live.page import fragment_run, voting
+from mha_core.ui.live.page import voting
 from mha_core.ui.live.pi import countdown, follow_up_question
-from mha_core.ui.live.session import active_vote_role, live_seen, member
+from mha_core.ui.live.session import active_vote_role, fragment_run, live_seen, member
 
 # The process's votes the database did not take, by student id (bounded, thread-safe:
 # mha_core.quiz.progress_store.Unsent),
