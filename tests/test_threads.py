@@ -49,3 +49,15 @@ def test_after_a_large_free_a_megabyte_block_is_still_mapped_on_its_own_not_left
 
     assert in_heap("default") == "True"   # glibc's own behaviour: the block lands in the heap (kept after free)
     assert in_heap("bounded") == "False"  # bounded_heap: mapped alone, unmapped when freed
+
+
+def test_the_app_hands_the_gil_over_within_a_millisecond():
+    """The server's event loop waited up to Python's 5 ms switch interval at every message while a script ran
+    (a ballot's answer left 0.2 s after its run, issue 26); the app's frame sets 1 ms on import."""
+    import subprocess
+    import sys
+
+    from mha_core.threads import SWITCH_INTERVAL_S
+    out = subprocess.run([sys.executable, "-c", "import sys, mha_core.ui; print(sys.getswitchinterval())"],
+                         capture_output=True, text=True, check=True).stdout
+    assert float(out) == SWITCH_INTERVAL_S < 0.005
