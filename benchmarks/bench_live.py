@@ -25,7 +25,9 @@ the commit time exact.
 Follow latency: publish committed -> the student's session finished a full run showing the teacher's page and h
 (protocol: the run's page and the address it wrote; Chromium: the page's location, its script stopped).
 Each vote: the teacher opens it, every student picks an option (a rerun) and presses "send" (a rerun) until the
-page says the vote is in; the teacher closes it. Votes expected vs stored (``Storage.votes``), and each stored
+page says the vote is in; the teacher closes it (the histogram) and, as a teacher shows it, publishes the next move
+once every protocol student's page was redrawn after the close (timed too: a move published during that redraw
+would time two redraws as one follow). Votes expected vs stored (``Storage.votes``), and each stored
 choice the one sent.
 A student given up on (a move not followed within FOLLOW_TIMEOUT_S, a vote not confirmed) is an error whose text
 says what its session did meanwhile (F/f: a full/fragment run started; ok/fok: it finished; early: stopped for a
@@ -165,6 +167,7 @@ class Follower:
     replica: str = ""
     follow_ms: list[float] = field(default_factory=list)
     vote_ms: list[float] = field(default_factory=list)     # choice -> the page says the vote is in
+    closed_ms: list[float] = field(default_factory=list)   # a vote's close published -> the page redrawn after it
     sent: dict[str, int] = field(default_factory=dict)     # vote key -> choice sent
     ready: asyncio.Event = field(default_factory=asyncio.Event)   # on the lesson's first page, or given up
     browser_log: list[str] = field(default_factory=list)  # a Chromium student's page errors
@@ -408,6 +411,8 @@ class Lesson:
     failed: set[int] = field(default_factory=set)                         # students given up on
     move_seen: list[asyncio.Event] = field(default_factory=list)
     vote_open: list[asyncio.Event] = field(default_factory=list)
+    vote_closed: list[float] = field(default_factory=list)  # commit epoch of each vote's close (the histogram)
+    closed_seen: asyncio.Event = field(default_factory=asyncio.Event)  # set at each close
     voted: dict[str, set[int]] = field(default_factory=dict)
     key_found: asyncio.Future | None = None    # (vote key, number of options) of a student's ballot
     unmodelled: set[str] = field(default_factory=set)
@@ -466,6 +471,14 @@ async def _student_lesson(s: Proto, st_: Follower, lesson: Lesson, n_moves: int,
             await lesson.vote_open[vote_i].wait()
             if not await _proto_vote(s, st_, lesson, *lesson.votes[vote_i]):
                 return
+            while len(lesson.vote_closed) <= vote_i:  # the teacher closes the vote: the page shows the histogram
+                await lesson.closed_seen.wait()
+            closed_at = lesson.vote_closed[vote_i]
+            run = await s.wait_run(lambda r: True, closed_at, FOLLOW_TIMEOUT_S)
+            if run is None:
+                lesson.error(st_, f"never redrawn after vote {vote_i + 1} closed; {s.state(closed_at)}", fatal=True)
+                return
+            st_.closed_ms.append((run.at - closed_at) * 1000)
             vote_i += 1
 
 
@@ -612,6 +625,10 @@ async def teacher_lesson(teacher: Teacher, lesson: Lesson, n_moves: int, n_votes
         while len(lesson.voted.get(key, set()) | lesson.failed) < n and time.time() < deadline:
             await asyncio.sleep(0.2)
         teacher.vote(replace(teacher.state.vote, phase="histogram"))   # close & show the histogram
+        lesson.vote_closed.append(time.time())
+        lesson.closed_seen.set()
+        lesson.closed_seen = asyncio.Event()
+        await _all_saw_the_close(lesson, len(lesson.vote_closed))  # the class sees it before the next move
         rows = [r for r in teacher.store.votes(teacher.class_id, key) if r.round == 1]
         stored.append((key, len(rows)))
         by_student = {r.name: r.choice for r in rows}
@@ -627,6 +644,17 @@ async def _all_followed(lesson: Lesson, m: int) -> None:
     while time.time() - at < FOLLOW_TIMEOUT_S + 5:
         done = sum(1 for s in lesson.students if len(s.follow_ms) > m or s.i in lesson.failed)
         if done >= len(lesson.students):
+            return
+        await asyncio.sleep(0.1)
+
+
+async def _all_saw_the_close(lesson: Lesson, n: int) -> None:
+    """Until every protocol student's page was redrawn after the n-th close (or given up): a teacher shows the
+    histogram before moving on, and a move published while the class is still being redrawn for the close would
+    time two redraws as one follow. Chromium students are not waited for (two of the class)."""
+    at = lesson.vote_closed[n - 1]
+    while time.time() - at < FOLLOW_TIMEOUT_S + 5:
+        if all(len(s.closed_ms) >= n or s.i in lesson.failed or s.browser for s in lesson.students):
             return
         await asyncio.sleep(0.1)
 
@@ -736,6 +764,12 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
            f"  follow latency, publish committed -> protocol session's full run shows it: {summary(proto_ms)}"]
     if browsers:
         out.append(f"  follow latency, publish committed -> Chromium page shows it: {summary(browser_ms)}")
+    per_move = [p95([s.follow_ms[m] for s in students if not s.browser and len(s.follow_ms) > m])
+                for m in range(n_moves)]
+    out.append("  follow p95 per move (page, h): " + ", ".join(
+        f"{page} {h}: {ms / 1000:.2f} s" for (_, page, h), ms in zip(lesson.moves, per_move, strict=False)))
+    closed = [x for s in students for x in s.closed_ms]
+    out.append(f"  a vote closed (histogram) published -> protocol session redrawn after it: {summary(closed)}")
     proto_vote = summary([x for s in students if not s.browser for x in s.vote_ms])
     browser_vote = summary([x for s in students if s.browser for x in s.vote_ms])
     redraws = len(proto_ms) + len(browser_ms)
