@@ -81,7 +81,7 @@ def quick_handoffs() -> None:
     GIL at every message it sends (a socket write, a look at its sockets), and while a page's script holds it,
     waited up to the switch interval to get it back each time: in a class of 60 being redrawn, a ballot's answer
     left the server about 0.2 s after its run ended, and a vote took 0.6 s (p50) to be confirmed; with 1 ms,
-    0.17 s (benchmarks/bench_live, issue 26). More switches between two busy scripts cost little against that."""
+    0.17–0.25 s (benchmarks/bench_live, issue 26). More switches between two busy scripts cost little against that."""
     sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 

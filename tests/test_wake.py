@@ -299,3 +299,10 @@ def test_the_watchlist_knows_each_sessions_class():
     w.seen(2, "b", 0.0, None)
     w.seen(2, "a", 0.1, None)  # moved to another class
     assert (w.class_of("a"), w.class_of("b"), w.class_of("c")) == (2, 2, None)
+
+
+def test_the_watcher_reads_the_teachers_page_from_the_stored_state_and_nothing_from_a_bad_one():
+    from mha_core.ui.live.wake import page_of
+
+    assert page_of(LiveState(step=2, page="attend", settings=()).to_json()) == "attend"
+    assert page_of(None) is None and page_of("{not json") is None  # a bad state: the polls report it

@@ -3,9 +3,10 @@ loop on its own (``AppSession._on_scriptrunner_event``: one ``call_soon_threadsa
 included, and each of those writes to the loop's wake-up socket, which lets go of the GIL: the event loop thread takes
 it for that one message, and the script thread waits to get it back. Under a live lesson (60 followers redrawn one
 after another) that was a handoff of the GIL per element, and the event loop held it a third of the time (py-spy,
-issue 26). Here a session's events queue in order and the loop is woken once for all that queued before it ran: the
-same handler, the same events, in the same order, handled a little later than the first and a little earlier than
-the last would have been — an order Streamlit also sees whenever its script thread runs ahead.
+issue 26). Here a session's events queue in order and the loop is woken once for all that queued before it ran, and
+looks again every DRAIN_S while a run goes on sending: the same handler, the same events, in the same order, handled
+a little later than the first and a little earlier than the last would have been — an order Streamlit also sees
+whenever its script thread runs ahead.
 """
 
 from __future__ import annotations

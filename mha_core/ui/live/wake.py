@@ -21,7 +21,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from mha_core.classroom import Storage
 from mha_core.errors import LabError
-from mha_core.lesson.store import read_live
+from mha_core.lesson import LiveState
 from mha_core.lesson.wake import Watchlist
 from mha_core.ui.class_services import storage
 from mha_core.ui.nav import ROOT, spec
@@ -41,7 +41,7 @@ class Watcher:
         self.store = store
         self.lock = threading.Lock()
         self.watchlist = Watchlist(FORGET_S, SILENT_S)
-        self.pages: dict[int, str] = {}  # class id -> the teacher's page as last read (sessions are woken onto it)
+        self.pages: dict[int, str | None] = {}  # class id -> the teacher's page as last read (woken onto it)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="mha-live-wake", daemon=True)
         self.thread.start()
@@ -60,15 +60,14 @@ class Watcher:
             classes = self.watchlist.classes(time.monotonic())
         for class_id in classes:
             try:
-                version, state = read_live(self.store, class_id)
+                version, data = self.store.read_live_json(class_id)
             except Exception:  # noqa: BLE001 - the polls report database trouble; the thread goes on
                 continue
             with self.lock:
                 self.watchlist.grown(class_id, version)
-                if state is None:
-                    self.pages.pop(class_id, None)
-                else:
-                    self.pages[class_id] = state.page
+                self.pages[class_id] = page_of(data)
+        with self.lock:
+            self.pages = {c: p for c, p in self.pages.items() if c in classes}  # classes no longer watched go
         with self.lock:
             due = self.watchlist.due()
             silent = [s for s in self.watchlist.silent(time.monotonic()) if s not in due]
@@ -104,6 +103,17 @@ class Watcher:
     def stop(self) -> None:
         """Let the thread end (the cache released this watcher)."""
         self.stopped.set()
+
+
+def page_of(data: str | None) -> str | None:
+    """The teacher's page in a class's live state as stored (None: not live, or a state that does not read, which
+    the polls report)."""
+    if data is None:
+        return None
+    try:
+        return LiveState.from_json(data).page
+    except LabError:
+        return None
 
 
 @st.cache_resource(show_spinner=False, on_release=Watcher.stop)
