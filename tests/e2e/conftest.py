@@ -40,8 +40,12 @@ def server() -> Iterator[str]:
     stop_server(proc)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(server):  # noqa: ARG001 - the server fixture checks for the browser first
+    """Chromium through Playwright's sync API, whose event loop runs in this thread while it is open: one per test
+    module, closed after it, so that a test of another folder run after the browser tests on the same xdist worker
+    can run an event loop of its own (43 did not, in one run, with "another loop is running"; pytest's package scope
+    needs an __init__.py, which would change how these modules import their helpers)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
