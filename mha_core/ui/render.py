@@ -31,7 +31,7 @@ from mha_core.settings import TABLES
 from mha_core.ui import chart_downloads, compute
 from mha_core.ui import frame as page_frame
 from mha_core.ui.i18n import lang, t
-from mha_core.ui.nav import PAGES
+from mha_core.ui.nav import PAGES, spec
 from mha_core.ui.state import Settings
 from mha_core.walkthrough import Walkthrough
 
@@ -163,8 +163,7 @@ def _draw_table(text: str, prose: dict[int, str], whole: Sequence[int] = ()) -> 
 
 def page_link(key: str, label: str | None = None, icon: str | None = None) -> None:
     """A link to the page ``key`` (by default titled and marked as in the navigation)."""
-    spec = next(p for p in PAGES if p.key == key)
-    st.page_link(page_frame.page(key, lang()), label=label or t(f"nav.{key}"), icon=icon or spec.icon)
+    st.page_link(page_frame.page(key, lang()), label=label or t(f"nav.{key}"), icon=icon or spec(key).icon)
 
 
 def next_steps(*keys: str) -> None:
