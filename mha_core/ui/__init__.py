@@ -3,7 +3,7 @@
 from streamlit import delta_generator
 
 from mha_core import threads
-from mha_core.ui import run_handoff, runner_events, theme_message
+from mha_core.ui import run_handoff, runner_events, send_wakeup, theme_message
 from mha_core.ui.i18n import bound_t, lang, t
 
 # Streamlit asks once per process, at the first element drawn, whether it runs in a Python REPL (to print a hint
@@ -14,6 +14,7 @@ delta_generator._use_warning_has_been_displayed = True  # noqa: SLF001 - see abo
 
 run_handoff.install()  # two races of a full run handing over to a fragment run (see the module)
 runner_events.install()  # a run's events reach the event loop in batches, not one wake-up each (see the module)
+send_wakeup.install()  # a message queued on the event loop sets its flush event directly (see the module)
 threads.quick_handoffs()  # the event loop gets the GIL back within 1 ms of wanting it (see mha_core.threads)
 theme_message.install()  # every run's new-session message built without re-reading the theme config (see the module)
 
