@@ -8,7 +8,7 @@ from mha_core.ui import frame, live, present, sidebar, state, url
 from mha_core.ui.i18n import lang
 from mha_core.ui.nav import spec
 
-st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon="assets/icon.png", layout="wide")
+st.set_page_config(page_title="MHA Lab · 多头注意力实验室", page_icon=frame.icon(), layout="wide")
 
 url.restore()  # a shared link's settings win over defaults
 if LANG.key not in st.session_state:  # the browser's language, unless a link chose one
@@ -22,7 +22,7 @@ bare = present.presenting() and not live_presenting  # the projector: large type
 current = st.navigation(sections, position="hidden" if bare else "sidebar", expanded=True)
 current_key = current.url_path or "overview"  # the default page's url_path is ""
 
-st.logo("assets/icon.png", size="large")
+st.logo(frame.icon(), size="large")
 with live.turn():  # class members' full runs take turns (a teacher's move reruns every follower at once)
     live.frame(current_key)  # before the sidebar's widgets: a following student's settings are set before drawn
     pipeline = spec(current_key).pipeline
