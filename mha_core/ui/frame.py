@@ -37,8 +37,8 @@ class PageRun:
 @cache
 def icon() -> str:
     """The app's icon (tab and sidebar logo) as a data URL, read once per process: given a file, ``st.set_page_config``
-    and ``st.logo`` read it, open it with PIL and register it as a media file in every run of every session (4% of a
-    following student's script, py-spy, issue 26); a data URL is passed on as it is."""
+    and ``st.logo`` read it, open it with PIL and register it as a media file in every run of every session (0.24 ms a
+    call, issue 26); a data URL is passed on as it is (3 µs)."""
     return "data:image/png;base64," + base64.b64encode((ROOT / "assets" / "icon.png").read_bytes()).decode("ascii")
 
 

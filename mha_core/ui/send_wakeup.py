@@ -2,9 +2,9 @@
 Streamlit tells its flush loop that a session has something to send with ``call_soon_threadsafe`` for every message
 (``Runtime._enqueued_some_message``), and that writes a byte to the loop's wake-up socket even when the caller is the
 loop itself, as every run's messages are once ``runner_events`` hands them over there: a send, a wake of the
-selector and a read per element drawn, each letting go of the GIL (a tenth of the event loop's samples while 60
-sessions redrew, py-spy, issue 26). On the loop's thread the same event is set at once; from any other thread it is
-set as Streamlit sets it.
+selector and a read per element drawn, each letting go of the GIL (a tenth of the event loop thread's wall-clock
+samples while 60 sessions redrew, py-spy, issue 26; the CPU it saves was within the benchmark box's noise). On the
+loop's thread the same event is set at once; from any other thread it is set as Streamlit sets it.
 """
 
 from __future__ import annotations
