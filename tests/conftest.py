@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -48,6 +49,14 @@ def store(request, tmp_path) -> Iterator[Storage]:
         s = Storage.open(url)
         yield s
         s.dispose()
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """A new event loop, not running, closed after the test: for tests that drive the server's loop by hand."""
+    new = asyncio.new_event_loop()
+    yield new
+    new.close()
 
 
 SHORT_BUSY_MS = 200  # a test that holds the database's lock waits this long, not production's 5 s

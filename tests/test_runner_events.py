@@ -40,60 +40,44 @@ def test_installed_in_streamlits_place_with_its_parameters():
     assert ours == list(inspect.signature(on_scriptrunner_event.__wrapped__).parameters)  # the pinned Streamlit's
 
 
-def test_a_runs_events_wake_the_loop_once_and_are_handled_in_order():
+def test_a_runs_events_wake_the_loop_once_and_are_handled_in_order(loop: asyncio.AbstractEventLoop):
     """Streamlit woke the loop once per event (each element drawn), handing the GIL over each time."""
-    loop = asyncio.new_event_loop()
-    try:
-        session = _Session(loop)
-        for i in range(50):  # as a script thread: the loop is not running yet
-            on_scriptrunner_event(session, "runner", f"event {i}", forward_msg=i)  # type: ignore[arg-type]
-        assert session.wakes == 1 and session.handled == []
-        _settle(loop)
-        assert session.handled == [("runner", f"event {i}", i) for i in range(50)]
-        on_scriptrunner_event(session, "runner", "later")  # type: ignore[arg-type] - the run went quiet: wake again
-        assert session.wakes == 2
-        _settle(loop)
-        assert session.handled[-1] == ("runner", "later", None)
-    finally:
-        loop.close()
+    session = _Session(loop)
+    for i in range(50):  # as a script thread: the loop is not running yet
+        on_scriptrunner_event(session, "runner", f"event {i}", forward_msg=i)  # type: ignore[arg-type]
+    assert session.wakes == 1 and session.handled == []
+    _settle(loop)
+    assert session.handled == [("runner", f"event {i}", i) for i in range(50)]
+    on_scriptrunner_event(session, "runner", "later")  # type: ignore[arg-type] - the run went quiet: wake again
+    assert session.wakes == 2
+    _settle(loop)
+    assert session.handled[-1] == ("runner", "later", None)
 
 
-def test_events_queued_while_the_loop_drains_need_no_wake_of_their_own():
-    loop = asyncio.new_event_loop()
-    try:
-        session = _Session(loop)
-        on_scriptrunner_event(session, "runner", "first")  # type: ignore[arg-type]
-        loop.run_until_complete(asyncio.sleep(0))          # drained; the loop looks again after DRAIN_S
-        on_scriptrunner_event(session, "runner", "second")  # type: ignore[arg-type]
-        _settle(loop)
-        assert session.wakes == 1 and [e for _, e, _ in session.handled] == ["first", "second"]
-    finally:
-        loop.close()
+def test_events_queued_while_the_loop_drains_need_no_wake_of_their_own(loop: asyncio.AbstractEventLoop):
+    session = _Session(loop)
+    on_scriptrunner_event(session, "runner", "first")  # type: ignore[arg-type]
+    loop.run_until_complete(asyncio.sleep(0))          # drained; the loop looks again after DRAIN_S
+    on_scriptrunner_event(session, "runner", "second")  # type: ignore[arg-type]
+    _settle(loop)
+    assert session.wakes == 1 and [e for _, e, _ in session.handled] == ["first", "second"]
 
 
-def test_a_handler_that_fails_is_reported_and_the_next_events_go_on():
-    loop = asyncio.new_event_loop()
+def test_a_handler_that_fails_is_reported_and_the_next_events_go_on(loop: asyncio.AbstractEventLoop):
     reported: list[dict] = []
     loop.set_exception_handler(lambda _loop, context: reported.append(context))
-    try:
-        session = _Session(loop)
-        for event in ("a", "boom", "b"):
-            on_scriptrunner_event(session, "runner", event)  # type: ignore[arg-type]
-        _settle(loop)
-        assert [e for _, e, _ in session.handled] == ["a", "b"]
-        assert len(reported) == 1 and isinstance(reported[0]["exception"], RuntimeError)
-    finally:
-        loop.close()
+    session = _Session(loop)
+    for event in ("a", "boom", "b"):
+        on_scriptrunner_event(session, "runner", event)  # type: ignore[arg-type]
+    _settle(loop)
+    assert [e for _, e, _ in session.handled] == ["a", "b"]
+    assert len(reported) == 1 and isinstance(reported[0]["exception"], RuntimeError)
 
 
-def test_two_sessions_keep_their_own_queues():
-    loop = asyncio.new_event_loop()
-    try:
-        one, two = _Session(loop), _Session(loop)
-        on_scriptrunner_event(one, "r1", "x")  # type: ignore[arg-type]
-        on_scriptrunner_event(two, "r2", "y")  # type: ignore[arg-type]
-        _settle(loop)
-        assert one.handled == [("r1", "x", None)] and two.handled == [("r2", "y", None)]
-        assert runner_events.queue_of(one) is not runner_events.queue_of(two)  # type: ignore[arg-type]
-    finally:
-        loop.close()
+def test_two_sessions_keep_their_own_queues(loop: asyncio.AbstractEventLoop):
+    one, two = _Session(loop), _Session(loop)
+    on_scriptrunner_event(one, "r1", "x")  # type: ignore[arg-type]
+    on_scriptrunner_event(two, "r2", "y")  # type: ignore[arg-type]
+    _settle(loop)
+    assert one.handled == [("r1", "x", None)] and two.handled == [("r2", "y", None)]
+    assert runner_events.queue_of(one) is not runner_events.queue_of(two)  # type: ignore[arg-type]

@@ -38,31 +38,23 @@ def test_installed_in_streamlits_place_with_its_parameters():
     assert ours == list(inspect.signature(enqueued_some_message.__wrapped__).parameters)  # the pinned Streamlit's
 
 
-def test_on_the_loops_thread_the_event_is_set_at_once_without_a_wake_up():
+def test_on_the_loops_thread_the_event_is_set_at_once_without_a_wake_up(loop: asyncio.AbstractEventLoop):
     """Streamlit's own went through call_soon_threadsafe (a byte written to the loop's socket) for every message,
     and its event was set only on the loop's next turn."""
-    loop = asyncio.new_event_loop()
-    try:
-        runtime = _Runtime(loop)
+    runtime = _Runtime(loop)
 
-        async def on_the_loop() -> bool:
-            enqueued_some_message(runtime)  # type: ignore[arg-type]
-            return runtime.objs.need_send_data.is_set()
+    async def on_the_loop() -> bool:
+        enqueued_some_message(runtime)  # type: ignore[arg-type]
+        return runtime.objs.need_send_data.is_set()
 
-        assert loop.run_until_complete(on_the_loop()) is True
-        assert runtime.threadsafe_calls == 0
-    finally:
-        loop.close()
+    assert loop.run_until_complete(on_the_loop()) is True
+    assert runtime.threadsafe_calls == 0
 
 
-def test_from_a_script_thread_the_loop_is_woken_as_streamlit_does():
-    loop = asyncio.new_event_loop()
-    try:
-        runtime = _Runtime(loop)
-        thread = threading.Thread(target=enqueued_some_message, args=(runtime,))
-        thread.start()
-        thread.join()
-        assert runtime.threadsafe_calls == 1 and not runtime.objs.need_send_data.is_set()
-        loop.run_until_complete(asyncio.wait_for(runtime.objs.need_send_data.wait(), 1))
-    finally:
-        loop.close()
+def test_from_a_script_thread_the_loop_is_woken_as_streamlit_does(loop: asyncio.AbstractEventLoop):
+    runtime = _Runtime(loop)
+    thread = threading.Thread(target=enqueued_some_message, args=(runtime,))
+    thread.start()
+    thread.join()
+    assert runtime.threadsafe_calls == 1 and not runtime.objs.need_send_data.is_set()
+    loop.run_until_complete(asyncio.wait_for(runtime.objs.need_send_data.wait(), 1))
