@@ -74,7 +74,7 @@ def short_busy_timeout(monkeypatch):
         def open(cls, url: str, busy_timeout_ms: int = SHORT_BUSY_MS) -> Storage:
             return Storage.open(url, busy_timeout_ms)
 
-    monkeypatch.setattr(class_services, "Storage", ShortBusy)
+    monkeypatch.setattr(class_services.classroom, "Storage", ShortBusy)  # the name class_services opens
     class_services._storage.clear()
     yield
     class_services._storage.clear()

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mha_core.classroom.names import shown_name
-from mha_core.classroom.storage import AnswerRow, StudentRow, VoteRow
+from mha_core.classroom.rows import AnswerRow, StudentRow, VoteRow
 
 
 @dataclass(frozen=True)

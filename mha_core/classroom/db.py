@@ -18,6 +18,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
+from mha_core.classroom.errors import DatabaseError
 from mha_core.classroom.rows import Member
 from mha_core.classroom.schema import migrate
 from mha_core.errors import LabError
@@ -28,10 +29,6 @@ _IMMEDIATE = "mha_sqlite_immediate"  # execution option: this transaction writes
 _READ = "mha_sqlite_read"  # execution option: SQLite reads without a BEGIN (each statement its own snapshot)
 PG_TIMEOUT_S = 2.0  # PostgreSQL connect and statement timeout: a quiz click waits at most about this long
 PING_IDLE_S = 5.0  # a pooled PostgreSQL connection unused this long is pinged before it is used again
-
-
-class DatabaseError(LabError):
-    """The database is locked or unreachable: nothing was stored, and the caller should keep the data."""
 
 
 def utc_now() -> datetime:

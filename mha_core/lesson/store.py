@@ -6,9 +6,14 @@ stores it (``LiveState.to_json`` writes it)."""
 
 from __future__ import annotations
 
-from mha_core.classroom.storage import LiveVote, Storage
+from typing import TYPE_CHECKING
+
+from mha_core.classroom.rows import LiveVote
 from mha_core.lesson.live import LiveState
 from mha_core.lesson.plan import Plan, plan_from_json, plan_to_json
+
+if TYPE_CHECKING:
+    from mha_core.classroom.storage import Storage
 
 
 def save_plan(store: Storage, class_id: int, plan: Plan) -> None:

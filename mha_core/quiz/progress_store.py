@@ -13,10 +13,15 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from mha_core.classroom.storage import ClassAnswer, DatabaseError, Member, SaveOutcome, Storage
+from mha_core.classroom.errors import DatabaseError
+from mha_core.classroom.rows import ClassAnswer, Member, SaveOutcome
 from mha_core.quiz.model import Grade
 from mha_core.quiz.progress import Attempt, Progress
+
+if TYPE_CHECKING:
+    from mha_core.classroom.storage import Storage
 
 ID_BYTES = 16  # 128 bits
 _STUDENT_ID = re.compile(f"[0-9a-f]{{{2 * ID_BYTES}}}")

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from mha_core.classroom import RateLimiter, Storage, database_url
-from mha_core.classroom.joins import JoinLimiter, join_limits
+from mha_core import classroom  # its store's modules (and SQLAlchemy) are imported when a page first needs one
+from mha_core.classroom.config import database_url
+
+if TYPE_CHECKING:
+    from mha_core.classroom import JoinLimiter, RateLimiter, Storage
 
 PROXIES_ENV = "MHA_TRUSTED_PROXIES"  # comma-separated addresses of load balancers whose X-Real-IP is believed
 
@@ -50,10 +54,15 @@ def streamlit_secrets() -> Mapping[str, object]:
         return {}
 
 
-@st.cache_resource(show_spinner=False, on_release=Storage.dispose)
+def _dispose(store: Storage) -> None:
+    """Close a store's connections when its cache entry goes."""
+    store.dispose()
+
+
+@st.cache_resource(show_spinner=False, on_release=_dispose)
 def _storage(url: str) -> Storage:
     """The engine (a connection pool) per URL: the only cached object, and it holds no data."""
-    return Storage.open(url)
+    return classroom.Storage.open(url)
 
 
 def storage() -> Storage:
@@ -63,12 +72,12 @@ def storage() -> Storage:
 
 def limiter() -> RateLimiter:
     """Wrong-password back-off per source, in the database (shared by every session and replica)."""
-    return RateLimiter(storage())
+    return classroom.RateLimiter(storage())
 
 
 def join_limiter() -> JoinLimiter:
     """New students per class and per source address, in the database (limits: MHA_JOIN_LIMITS or defaults)."""
-    return JoinLimiter(storage(), join_limits(os.environ))
+    return classroom.JoinLimiter(storage(), classroom.join_limits(os.environ))
 
 
 def source_address() -> str:

@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import streamlit as st
 
-from mha_core.classroom.storage import DatabaseError
+from mha_core.classroom import DatabaseError
 from mha_core.errors import LabError
 from mha_core.markdown import escape
 from mha_core.quiz.bank import load_questions

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from mha_core.classroom import Member
-from mha_core.classroom.storage import DatabaseError
+from mha_core.classroom import DatabaseError, Member
 from mha_core.errors import LabError
 from mha_core.lesson import CONCEPTEST, FOLLOW_UP_ROUND, VoteState, ballot
 from mha_core.quiz.progress_store import Unsent

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import streamlit as st
 from streamlit.proto.ClientState_pb2 import ClientState
@@ -19,12 +20,14 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession, AppSessionState
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from mha_core.classroom import Storage
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState
 from mha_core.lesson.wake import Watchlist
 from mha_core.ui.class_services import storage
 from mha_core.ui.nav import ROOT, spec
+
+if TYPE_CHECKING:
+    from mha_core.classroom import Storage
 
 WATCH_S = 0.1     # how often the watcher reads the live version of each watched class (one indexed read each)
 # A session that stops reporting (its browser's poll timer was lost, as bench_live saw now and then under load) is
