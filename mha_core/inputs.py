@@ -11,11 +11,14 @@ models add the two; the lab keeps them side by side so a student can see which h
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,9 +72,39 @@ def _build_segmenter() -> Any:
     return seg
 
 
+# jieba's words for the app's own Chinese sentence (each run of characters of the default sentence), written by
+# ``known_segments(write=True)`` with the jieba named in the file; tests/test_inputs.py checks them against jieba.
+SEGMENTS_FILE = Path(__file__).resolve().parents[1] / "assets" / "segments.zh.json"
+
+
+@cache
+def _known() -> Mapping[str, tuple[str, ...]]:
+    """The shipped segmentations, or none when another jieba is installed (it may cut a sentence otherwise): a
+    Chinese visitor's first page then needs no dictionary, whose build took 0.75 s of a fresh server's first page
+    (issue 26)."""
+    import jieba  # lazy: its module is light (20 ms), but only a Chinese sentence needs it
+
+    data = json.loads(SEGMENTS_FILE.read_text(encoding="utf-8"))
+    return {} if data["jieba"] != jieba.__version__ else {run: tuple(words) for run, words in data["runs"].items()}
+
+
+def known_segments(sentences: tuple[str, ...], write: bool = False) -> dict[str, object]:
+    """What SEGMENTS_FILE holds for ``sentences``: jieba's words for each of their runs of Chinese characters, and
+    jieba's version; ``write`` also writes it there."""
+    import jieba  # lazy: only this maintenance step and a Chinese sentence need it
+
+    runs = sorted({m.group() for s in sentences for m in _TOKEN_RE.finditer(s) if m.group("han")})
+    data = {"jieba": jieba.__version__, "runs": {run: _segmenter().lcut(run, HMM=True) for run in runs}}
+    if write:
+        SEGMENTS_FILE.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+    return data
+
+
 def segment_chinese(text: str) -> list[str]:
-    """Words of a run of Chinese characters (jieba, with its HMM for words not in the dictionary)."""
-    return _segmenter().lcut(text, HMM=True)
+    """Words of a run of Chinese characters (jieba, with its HMM for words not in the dictionary; the app's own
+    sentence from the shipped table)."""
+    known = _known().get(text)
+    return list(known) if known is not None else _segmenter().lcut(text, HMM=True)
 
 
 def tokenize(sentence: str, max_tokens: int = MAX_TOKENS) -> Tokens:

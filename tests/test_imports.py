@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "mha_core"
 UI = f"{PACKAGE}.ui"
@@ -328,19 +330,25 @@ def test_the_app_spares_streamlit_s_once_per_process_repl_check():
     assert out.stdout.strip() == "0", out.stderr
 
 
-def test_a_first_visit_imports_no_class_store():
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_first_visit_imports_no_class_store_nor_builds_the_chinese_dictionary(lang):
     """A fresh server's first page, outside a class, imports neither SQLAlchemy nor the class store's modules (about
-    0.25 s of its cold start, issue 26): ``mha_core.classroom`` gives its names on first use. A fresh interpreter
-    running app.py's first page, as a new server's first visitor does."""
+    0.25 s of its cold start, issue 26): ``mha_core.classroom`` gives its names on first use; nor, in Chinese, does it
+    build jieba's dictionary (0.75 s: the default sentence's cut ships in assets/segments.zh.json). A fresh
+    interpreter running app.py's first page, as a new server's first visitor does."""
     import subprocess
     import sys
 
     code = ("import sys\n"
             "from streamlit.testing.v1 import AppTest\n"
-            "at = AppTest.from_file('app.py', default_timeout=60).run()\n"
+            "from mha_core import inputs\n"
+            "at = AppTest.from_file('app.py', default_timeout=60)\n"
+            f"at.query_params['lang'] = {lang!r}\n"
+            "at.run()\n"
             "assert not at.exception, at.exception\n"
             "assert at.title, 'the first page drew no title'\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sqlalchemy' or m in (\n"
-            "    'mha_core.classroom.storage', 'mha_core.classroom.db', 'mha_core.classroom.schema')))\n")
+            "    'mha_core.classroom.storage', 'mha_core.classroom.db', 'mha_core.classroom.schema')),\n"
+            "      inputs._build_segmenter.cache_info().currsize, at.session_state['lang'])\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]", out.stdout[:300]
+    assert out.stdout.strip() == f"[] 0 {lang}", out.stdout[:300]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -61,11 +62,39 @@ def test_segmenting_chinese_prints_nothing_and_fetches_nothing(capfd, monkeypatc
     inputs._build_segmenter.cache_clear()
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("jieba*.cache"))
-    assert tokenize("小猫追着球跑。").tokens == ("小猫", "追着", "球", "跑", "。")
+    assert tokenize("老师表扬了学生。").tokens == ("老师", "表扬", "了", "学生", "。")   # not in the shipped table
     assert inputs._segmenter() is inputs._segmenter()                              # built once per process
     out, err = capfd.readouterr()
     assert out == "" and err == ""
     assert set(temp.glob("jieba*.cache")) == before
+
+
+def test_the_app_s_own_chinese_sentence_is_cut_as_jieba_cuts_it_without_building_its_dictionary(monkeypatch):
+    """assets/segments.zh.json is jieba's own cut of the default sentence with the installed jieba (regenerate:
+    ``python -c "from mha_core import inputs, i18n; inputs.known_segments((i18n.translate('zh',
+    'common.default_sentence'),), write=True)"``); tokenising that sentence reads it and builds no dictionary
+    (0.75 s of a fresh server's first Chinese page), another sentence still goes to jieba, and a table written with
+    another jieba is not used."""
+    import jieba
+
+    from mha_core import inputs
+
+    sentence = translate("zh", "common.default_sentence")
+    assert json.loads(inputs.SEGMENTS_FILE.read_text(encoding="utf-8")) == inputs.known_segments((sentence,))
+    want = tokenize(sentence).tokens
+    inputs._build_segmenter.cache_clear()
+    inputs._known.cache_clear()
+    assert tokenize(sentence).tokens == want
+    assert inputs._build_segmenter.cache_info().currsize == 0                     # the table, not the dictionary
+    tokenize("老师表扬了学生。")
+    assert inputs._build_segmenter.cache_info().currsize == 1
+    monkeypatch.setattr(jieba, "__version__", "0.0.0")
+    inputs._known.cache_clear()
+    try:
+        assert inputs._known() == {}
+    finally:
+        monkeypatch.undo()
+        inputs._known.cache_clear()
 
 
 def test_long_sentences_are_capped_and_say_so():
