@@ -90,7 +90,9 @@ RUN_LIMIT_S = 330.0         # the whole lesson (after start-up) is cut off here:
 SEND_KEY = "live_vote_send"   # mha_core.ui.live.SEND_KEY (the module imports streamlit: not imported here)
 VOTE_IN = {translate(lang, "live.vote_in") for lang in ("zh", "en")}   # the page's "your vote is in"
 BARE_TICKS = os.environ.get("BENCH_LIVE_BARE_TICKS") == "1"   # experiment: fragment ticks without widget values
-WARM_PAGES = ("overview", "prereq", "split", "attend", "concat", "why")
+# The lesson's pages, and the quiz: its progress opens the class store (imported on first use since the ninth
+# evening), which a class's server has loaded before its students arrive, so their memory does not count it.
+WARM_PAGES = ("overview", "prereq", "split", "attend", "concat", "why", "quiz")
 
 
 def choice_key(key: str, round_: int) -> str:

@@ -1,11 +1,11 @@
 """From a sentence to X, and the weight matrices the walkthrough uses.
 
-A token is a word or a punctuation mark in both languages: English splits at spaces and
-punctuation, Chinese is segmented into words by jieba (its own dictionary, loaded once per
-process on the first Chinese sentence; nothing is fetched), so "the previous word" means the
-same thing in both. X's rows are [content | position]: the first half is a token's meaning
-(a deterministic random vector per token), the second half a sinusoidal position code. Real
-models add the two; the lab keeps them side by side so a student can see which half a head reads.
+A token is a word or a punctuation mark in both languages: English splits at spaces and punctuation, Chinese is
+segmented into words by jieba (its own dictionary, built once per process on the first Chinese sentence other than
+the app's own, whose cut ships in assets; nothing is fetched), so "the previous word" means the same thing in both.
+X's rows are [content | position]: the first half is a token's meaning (a deterministic random vector per token),
+the second half a sinusoidal position code. Real models add the two; the lab keeps them side by side so a student
+can see which half a head reads.
 """
 
 from __future__ import annotations
