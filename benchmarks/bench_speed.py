@@ -68,9 +68,12 @@ INIT = """(() => {
     for (const e of list.getEntries()) s.last = Math.max(s.last, performance.timeOrigin + e.startTime + e.duration);
   }).observe({type: 'longtask'});
 })()"""
-# Before a move: count afresh.
+NOW = "() => performance.timeOrigin + performance.now()"  # the page's clock, epoch ms
+# Before a move: count afresh; returns the page's clock (epoch ms), which a move is timed from. The page's clock, not
+# this process's: both ends of a move on one clock (this box's wall clock was once stepped by 2-4 s against the
+# page's during a run, and every move of a case came out negative).
 ARM = """() => { const s = window.__speed;
-  s.last = performance.timeOrigin + performance.now(); s.runs = 0; s.msgs = 0; }"""
+  s.last = performance.timeOrigin + performance.now(); s.runs = 0; s.msgs = 0; return s.last; }"""
 # Resolves with the epoch ms of the last activity once settled (see the module's docstring), -1 after `timeout`.
 SETTLED = """async ([quiet, timeout]) => {
   const s = window.__speed, now = () => performance.timeOrigin + performance.now(), start = now();
@@ -275,11 +278,12 @@ def measure(browser, base: str, case: Case, throttle: float, moves: int, quiet: 
             if i == 2:  # after the untimed moves: every chart's script loaded and drawn (not yet on a first load)
                 res.census, res.kinds = tuple(page.evaluate(CENSUS)), _kinds(page)
             act = _do_move(page, case, i)
-            page.evaluate(ARM)
             busy = main_thread_ms(cdp)
-            t0 = time.time() * 1000
+            t0 = page.evaluate(ARM)
             act()
             last = _settle(page, quiet, timeout)
+            if last < t0:
+                raise RuntimeError(f"move {i} settled {t0 - last:.0f} ms before it began: the page's clock moved back")
             if i >= 2:
                 res.ms.append(last - t0)
                 res.busy.append(main_thread_ms(cdp) - busy)
@@ -311,10 +315,13 @@ def cold_start(pw, quiet: int, script: Path | None = None, cwd: Path | None = No
         t0 = time.perf_counter()
         proc, base = start_server(script=script, cwd=cwd) if script else start_server()
         healthy = time.perf_counter()
+        healthy_ms = page.evaluate(NOW)  # on the browser's clock, as the page's last activity is
         try:
             page.goto(base + "/", timeout=120_000)
-            settled_at = _settle(page, quiet, 120_000)
-            loaded = settled_at / 1000 - (time.time() - time.perf_counter()) - healthy
+            loaded = (_settle(page, quiet, 120_000) - healthy_ms) / 1000
+            if loaded <= 0:
+                raise RuntimeError(f"the first page settled {-loaded:.2f} s before the server was healthy: the "
+                                   "browser's clock moved back")
         finally:
             stop_server(proc)
     finally:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -85,7 +86,8 @@ def _known() -> Mapping[str, tuple[str, ...]]:
     import jieba  # lazy: its module is light (20 ms), but only a Chinese sentence needs it
 
     data = json.loads(SEGMENTS_FILE.read_text(encoding="utf-8"))
-    return {} if data["jieba"] != jieba.__version__ else {run: tuple(words) for run, words in data["runs"].items()}
+    same = data["jieba"] == jieba.__version__
+    return MappingProxyType({run: tuple(words) for run, words in data["runs"].items()} if same else {})
 
 
 def known_segments(sentences: tuple[str, ...], write: bool = False) -> dict[str, object]:

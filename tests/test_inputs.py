@@ -91,7 +91,7 @@ def test_the_app_s_own_chinese_sentence_is_cut_as_jieba_cuts_it_without_building
     monkeypatch.setattr(jieba, "__version__", "0.0.0")
     inputs._known.cache_clear()
     try:
-        assert inputs._known() == {}
+        assert dict(inputs._known()) == {}
     finally:
         monkeypatch.undo()
         inputs._known.cache_clear()
