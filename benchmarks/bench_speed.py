@@ -70,8 +70,8 @@ INIT = """(() => {
 })()"""
 NOW = "() => performance.timeOrigin + performance.now()"  # the page's clock, epoch ms
 # Before a move: count afresh; returns the page's clock (epoch ms), which a move is timed from. The page's clock, not
-# this process's: both ends of a move on one clock (this box's wall clock was once stepped by 2-4 s against the
-# page's during a run, and every move of a case came out negative).
+# this process's: both ends of a move on one clock (this box's wall clock and the page's once drifted 2-4 s apart
+# during a run, and every move of a case came out negative).
 ARM = """() => { const s = window.__speed;
   s.last = performance.timeOrigin + performance.now(); s.runs = 0; s.msgs = 0; return s.last; }"""
 # Resolves with the epoch ms of the last activity once settled (see the module's docstring), -1 after `timeout`.
