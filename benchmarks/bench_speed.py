@@ -14,9 +14,10 @@ and times each move until the page is *settled*, by the same definition for both
   page's main thread: a canvas chart draws without touching the DOM), no websocket message — the time is that of
   the last activity.
 
-With ``--floor``, also the bare page with one chart, with 60 paragraphs, and each case's census floor
-(``floor_case``: the bare page drawing as many elements, charts and navigation links as the case's page) and its
-kinds floor (``kinds_case``: the same, but each widget, metric and page link drawn as one of its kind).
+With ``--floor``, also the bare page with one chart, with 60 paragraphs, with the app's frame (``frame_case``), and
+each case's census floor (``floor_case``: the bare page drawing as many elements, charts and navigation links as the
+case's page) and its kinds floor (``kinds_case``: the same, but each widget, metric and page link drawn as one of
+its kind).
 
 Prints one table (case, app p50/p95, bare p95 of the same throttle, ratio of p95s) per throttle, and the cold start
 (server spawned → healthy → first page settled in a fresh browser, app and bare page). The ratio is what compares
@@ -122,6 +123,16 @@ def cases() -> list[Case]:
 BARE = Case("bare", "", "slider:h")
 CHART = Case("bare+chart", "?chart=1", "slider:h")  # the same bare page with one small chart: the floor of a chart
 TEXTS = Case("bare+60md", "?elements=60", "slider:h")  # ... with 60 unchanged paragraphs: the floor of a page's size
+
+
+def frame_case() -> Case:
+    """The bare page drawing what every lesson page of this app draws before its own content, by the design card:
+    the navigation of the app's pages, a second slider (d_head), the language switch (a segmented control), a live
+    parameter count (a metric), a title and a lead (two paragraphs) and one chart. Under 2x at 1x, it leaves a
+    page room; over it, no page of this app could meet target 1 inside Streamlit."""
+    from mha_core.ui.nav import PAGES
+    query = {"pages": str(len(PAGES)), "kinds": "slider,button_group,metric", "elements": "2", "charts": "1"}
+    return Case("bare+frame", f"?{urlencode(query)}", "slider:h")
 
 
 @dataclass
@@ -383,7 +394,8 @@ def main() -> int:
     ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
     ap.add_argument("--floor", action="store_true",
-                    help="also time the bare page with one chart, with 60 unchanged paragraphs, drawing as much "
+                    help="also time the bare page with one chart, with 60 unchanged paragraphs, with the app's frame "
+                         "(navigation, sliders, language switch, a count, one chart), drawing as much "
                          "as each page (its census: as many elements, charts and navigation links), and drawing "
                          "the same with each widget, metric and page link as one of its kind (kinds)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")
@@ -419,7 +431,8 @@ def main() -> int:
                           file=sys.stderr, flush=True)
                 second = measure(browser, bare_base, BARE, throttle, half, a.quiet)
                 if a.floor:
-                    results += [measure(browser, bare_base, c, throttle, a.moves, a.quiet) for c in (CHART, TEXTS)]
+                    results += [measure(browser, bare_base, c, throttle, a.moves, a.quiet)
+                                for c in (CHART, TEXTS, frame_case())]
                     def floor(case: Case, census: tuple[int, int, int], throttle: float = throttle) -> Result:
                         """The bare page as ``case``, which must draw ``census`` (what the floor stands for)."""
                         f = measure(browser, bare_base, case, throttle, a.moves, a.quiet)
