@@ -40,7 +40,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from benchmarks.timing import p50, p95
-from harness.floor import BARE_APP, floor_query
+from harness.floor import BARE_APP, floor_query, frame_query
 from harness.sentences import fresh_sentence
 from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 from mha_core.i18n import translate
@@ -126,12 +126,11 @@ TEXTS = Case("bare+60md", "?elements=60", "slider:h")  # ... with 60 unchanged p
 
 
 def frame_case() -> Case:
-    """The bare page drawing what every lesson page of this app draws before its own content, by the design card:
-    the navigation of the app's pages, a second slider (d_head), the language switch (a segmented control), a live
-    parameter count (a metric), a title and a lead (two paragraphs) and one chart. Under 2x at 1x, it leaves a
-    page room; over it, no page of this app could meet target 1 inside Streamlit."""
+    """The bare page drawing what every lesson page of this app draws before its own content (``frame_query``: the
+    app's navigation, its controls, a live count, one chart). Under 2x at 1x, it leaves a page room; over it, no page
+    of this app could meet target 1 inside Streamlit."""
     from mha_core.ui.nav import PAGES
-    query = {"pages": str(len(PAGES)), "kinds": "slider,button_group,metric", "elements": "2", "charts": "1"}
+    query = frame_query(len(PAGES))
     return Case("bare+frame", f"?{urlencode(query)}", "slider:h")
 
 

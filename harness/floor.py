@@ -93,3 +93,10 @@ def floor_query(census: tuple[int, int, int], kinds: Sequence[str] = ()) -> dict
     heavy = [k for k in rest if k in HEAVY_KINDS]
     return {"charts": str(charts), "kinds": ",".join(heavy), "elements": str(len(rest) - len(heavy)),
             "pages": str(links)}
+
+
+def frame_query(links: int) -> dict[str, str]:
+    """The bare page's query for what every lesson page of the app draws before its own content, by the design card:
+    a navigation of ``links`` pages, a second slider (d_head), the language switch (a segmented control), a live
+    parameter count (a metric), a title and a lead (two paragraphs) and one chart."""
+    return {"pages": str(links), "kinds": "slider,button_group,metric", "elements": "2", "charts": "1"}

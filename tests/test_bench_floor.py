@@ -4,11 +4,9 @@ at run time, this checks the kinds, which they do not)."""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 from streamlit.testing.v1 import AppTest
 
-from harness.floor import BARE_APP, HEAVY_KINDS, floor_query
+from harness.floor import BARE_APP, HEAVY_KINDS, floor_query, frame_query
 
 # attend's elements by kind, as harness.websocket_client saw them (the sidebar's included), in a shorter page
 KINDS = ["markdown", "heading", "slider", "radio", "checkbox", "slider", "markdown", "vega_lite_chart", "metric",
@@ -57,13 +55,10 @@ def test_a_page_without_a_slider_gets_as_many_elements_its_own_slider_standing_f
 def test_the_frame_floor_draws_what_every_lesson_page_draws_before_its_own_content():
     """bench_speed's bare+frame: the app's navigation, two sliders (h, d_head), the language switch, a live count, a
     title and a lead, one chart."""
-    from benchmarks.bench_speed import frame_case
     from mha_core.ui.nav import PAGES
 
-    query = dict(parse_qsl(frame_case().path.lstrip("?")))
-    assert query["pages"] == str(len(PAGES))
     at = AppTest.from_string(BARE_APP, default_timeout=60)
-    at.query_params.update(query)
+    at.query_params.update(frame_query(len(PAGES)))
     at.run()
     assert not at.exception
     assert len(at.slider) == 2 and len(at.get("button_group")) == 1 and len(at.metric) == 1
