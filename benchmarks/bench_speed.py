@@ -129,7 +129,7 @@ def frame_case() -> Case:
     """The bare page drawing what every lesson page of this app draws before its own content (``frame_query``: the
     app's navigation, its controls, a live count, one chart). Under 2x at 1x, it leaves a page room; over it, no page
     of this app could meet target 1 inside Streamlit."""
-    from mha_core.ui.nav import PAGES
+    from mha_core.ui.nav import PAGES  # here, not at the top: importing the UI package patches Streamlit
     query = frame_query(len(PAGES))
     return Case("bare+frame", f"?{urlencode(query)}", "slider:h")
 
