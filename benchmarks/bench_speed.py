@@ -14,7 +14,7 @@ and times each move until the page is *settled*, by the same definition for both
   page's main thread: a canvas chart draws without touching the DOM), no websocket message — the time is that of
   the last activity.
 
-With ``--floor``, also the bare page with one chart, with 60 paragraphs, with the app's frame (``frame_case``), and
+With ``--floor``, also the bare page with one chart, with 60 paragraphs, with the least frame (``frame_case``), and
 each case's census floor (``floor_case``: the bare page drawing as many elements, charts and navigation links as the
 case's page) and its kinds floor (``kinds_case``: the same, but each widget, metric and page link drawn as one of
 its kind).
@@ -126,9 +126,9 @@ TEXTS = Case("bare+60md", "?elements=60", "slider:h")  # ... with 60 unchanged p
 
 
 def frame_case() -> Case:
-    """The bare page drawing what every lesson page of this app draws before its own content (``frame_query``: the
-    app's navigation, its controls, a live count, one chart). Under 2x at 1x, it leaves a page room; over it, no page
-    of this app could meet target 1 inside Streamlit."""
+    """The bare page drawing the least frame the design card asks of a lesson page (``frame_query``: the app's
+    navigation, the h and d_head sliders, a language widget, a live count, one chart). Over 2x at 1x, no page of this
+    app could meet target 1 inside Streamlit; under it, the frame alone does not rule it out."""
     from mha_core.ui.nav import PAGES  # here, not at the top: importing the UI package patches Streamlit
     query = frame_query(len(PAGES))
     return Case("bare+frame", f"?{urlencode(query)}", "slider:h")
@@ -393,8 +393,9 @@ def main() -> int:
     ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
     ap.add_argument("--floor", action="store_true",
-                    help="also time the bare page with one chart, with 60 unchanged paragraphs, with the app's frame "
-                         "(navigation, sliders, language switch, a count, one chart), drawing as much "
+                    help="also time the bare page with one chart, with 60 unchanged paragraphs, with the least frame "
+                         "the design card asks for (navigation, sliders, a language widget, a count, one chart), "
+                         "drawing as much "
                          "as each page (its census: as many elements, charts and navigation links), and drawing "
                          "the same with each widget, metric and page link as one of its kind (kinds)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")

@@ -96,7 +96,8 @@ def floor_query(census: tuple[int, int, int], kinds: Sequence[str] = ()) -> dict
 
 
 def frame_query(links: int) -> dict[str, str]:
-    """The bare page's query for what every lesson page of the app draws before its own content, by the design card:
-    a navigation of ``links`` pages, a second slider (d_head), the language switch (a segmented control), a live
-    parameter count (a metric), a title and a lead (two paragraphs) and one chart."""
+    """The bare page's query for the least frame the design card asks of a lesson page: a navigation of ``links``
+    pages, a second slider (h and d_head), a widget for the language, a live parameter count (a metric), a title and a
+    lead (two paragraphs) and one chart. The app's own sidebar draws more (toggles, a sentence box, the counts as a
+    table), so this bounds a page from below; it does not stand for the app's frame."""
     return {"pages": str(links), "kinds": "slider,button_group,metric", "elements": "2", "charts": "1"}

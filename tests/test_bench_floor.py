@@ -53,8 +53,8 @@ def test_a_page_without_a_slider_gets_as_many_elements_its_own_slider_standing_f
 
 
 def test_the_frame_floor_draws_what_every_lesson_page_draws_before_its_own_content():
-    """bench_speed's bare+frame: the app's navigation, two sliders (h, d_head), the language switch, a live count, a
-    title and a lead, one chart."""
+    """bench_speed's bare+frame, the least frame the design card asks of a lesson page: the app's navigation, two
+    sliders (h, d_head), a language widget, a live count, a title and a lead, one chart."""
     from mha_core.ui.nav import PAGES
 
     at = AppTest.from_string(BARE_APP, default_timeout=60)
