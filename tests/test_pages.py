@@ -12,6 +12,7 @@ from apphelpers import open_page, shown_text, tables
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import tokenize
 from mha_core.ui.nav import PAGES
+from mha_core.ui.pipeline import MYTHS_TAB_KEY
 
 PIPELINE = [p for p in PAGES if p.pipeline]
 ALL = list(PAGES)
@@ -282,13 +283,32 @@ def test_the_pipeline_diagram_is_an_image_drawn_on_the_server_with_the_live_shap
 
 
 @pytest.mark.parametrize("lang", LANGS)
+def test_myths_draws_only_its_open_tab(lang):
+    """A move of h redraws one misconception's demonstration, not all three (issue 26: the page drew every tab's
+    charts on every move); opening a tab draws it, and the choice survives a visit to another page."""
+    verdicts = [translate(lang, f"myths.m{i}_verdict") for i in (1, 3)]
+    at = open_page("pages/myths.py", lang)
+    assert not at.exception
+    shown = [m.value for m in at.markdown]
+    assert verdicts[0] in shown and verdicts[1] not in shown
+    assert len(at.get("vega_lite_chart")) == 1  # W^Q only: not the rank and accuracy charts of the second tab
+    at.session_state[MYTHS_TAB_KEY] = translate(lang, "myths.tab3")  # what the browser sends when it is opened
+    at.run()
+    shown = [m.value for m in at.markdown]
+    assert verdicts[1] in shown and verdicts[0] not in shown and not at.get("vega_lite_chart")
+    at.switch_page("pages/split.py").run()
+    at.switch_page("pages/myths.py").run()
+    assert verdicts[1] in [m.value for m in at.markdown]
+
+
+@pytest.mark.parametrize("lang", LANGS)
 def test_myths_verdict_quotes_the_presets_not_a_typed_range(lang):
     """h across the published presets runs from 8 (Transformer base) to 96 (GPT-3 175B); d_head from 32 to 128."""
     from dataclasses import asdict
 
     from mha_core.presets import head_spread
 
-    at = open_page("pages/myths.py", lang)
+    at = open_page("pages/myths.py", lang, **{MYTHS_TAB_KEY: translate(lang, "myths.tab2")})
     assert not at.exception
     verdict = translate(lang, "myths.m2_verdict", **asdict(head_spread()))
     assert verdict in [m.value for m in at.markdown]

@@ -30,6 +30,7 @@ from mha_core.toy.registers import (
     train_registers,
 )
 from mha_core.ui.nav import spec
+from mha_core.ui.pipeline import MYTHS_TAB_KEY
 
 TASK = DEFAULT_TASK
 
@@ -248,7 +249,7 @@ def test_head_weights_shown_support_the_reading(shipped):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_myths_page_reads_the_same_file(lang, shipped):
-    at = open_page("pages/myths.py", lang)
+    at = open_page("pages/myths.py", lang, **{MYTHS_TAB_KEY: translate(lang, "myths.tab2")})
     assert not at.exception
     caption = translate(lang, "myths.m2_acc_caption", command=shipped.command, seeds=len(shipped.seeds),
                         tab=translate(lang, "heads.tab_count"), page=translate(lang, "nav.heads"))
