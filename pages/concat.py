@@ -22,7 +22,8 @@ st.markdown(t("concat.explain", h=trace.n_heads, d_head=trace.d_head, width=trac
 
 st.subheader(t("concat.side_title"))
 render.chart(pipeline.columns_by_head, trace.concat, trace.n_heads, labels, head_label=t("split.head"),
-             row_title=t("split.token"), col_title=t("split.column"), export=chart_downloads.Export("concat"))
+             row_title=t("split.token"), col_title=t("split.column"),
+             largest_title=t("split.block_largest"), export=chart_downloads.Export("concat"))
 st.caption(t("concat.side_caption"))
 
 st.subheader(t("concat.fuse_title"))

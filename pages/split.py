@@ -44,7 +44,7 @@ per_head = {"Q": trace.q_heads, "K": trace.k_heads, "V": trace.v_heads}[which]
 st.subheader(t("split.blocks_title", m=which))
 render.chart(pipeline.columns_by_head, full, trace.n_heads, labels, head_label=t("split.head"),
              row_title=t("split.token"), col_title=t("split.column"), per_head=PER_HEAD,
-             export=chart_downloads.Export("columns"))
+             largest_title=t("split.block_largest"), export=chart_downloads.Export("columns"))
 st.caption(t("split.blocks_caption", m=which, h=trace.n_heads, d_head=trace.d_head))
 if trace.d_head > PER_HEAD:
     st.caption(t("split.cut_heads", shown=PER_HEAD, d_head=trace.d_head))

@@ -30,6 +30,7 @@ def _builders() -> dict[str, alt.TopLevelMixin]:
         "heatmap": base.heatmap(m, LABELS, LABELS, title="t", value_title="v"),
         "heatmap_signed": base.heatmap(m, LABELS, LABELS, signed=True, show_col_labels=False),
         "columns_by_head": pipeline.columns_by_head(RNG.normal(size=(6, 64)), 2, LABELS, title="blocks"),
+        "columns_by_head_pixels": pipeline.columns_by_head(RNG.normal(size=(64, 64)), 4, [str(i) for i in range(64)]),
         "bar": base.bar([0.1, 0.5, 0.2], ["a", "b", "c"], title="bars"),
         "lines": base.lines([1, 2, 4], {"x": [1, 2, 3], "y": [3, 2, 1]}, log_x=True),
         "attention_map": toy.attention_map(np.abs(m) / np.abs(m).sum(1, keepdims=True), LABELS,
@@ -86,6 +87,48 @@ def test_columns_by_head_draws_at_most_per_head_columns_of_each_head():
     kept = pipeline.column_subset(160, 4)
     np.testing.assert_array_equal(kept[:3], [0, 1, 2])
     assert kept[pipeline.PER_HEAD_COLUMNS] == 40  # head 1 starts at its own block
+
+
+def _png_pixels(uri: str) -> np.ndarray:
+    import base64
+    import io
+
+    from PIL import Image
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGB"))
+
+
+def test_large_column_blocks_are_one_image_and_a_band_per_head():
+    """Myths' 64 × 64 W^Q was 4,096 Vega marks (~75 ms of the browser's main thread per move of h, issue 26): above
+    PIXEL_CELLS it is one image, each cell its head's colour at the marks' opacity over white, with one tooltip band
+    per head; the frame still holds every drawn cell (the table view and CSV)."""
+    m = RNG.normal(size=(64, 4 * 16))
+    rows = [str(i) for i in range(64)]
+    spec, data = base.spec_and_data(pipeline.columns_by_head(m, 4, rows, largest_title="largest"))
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["image", "rect"]
+    assert len(data) == 64 * 64 and data["_image"].notna().sum() == 1 and data["_block"].sum() == 4
+    assert data.loc[data["_block"], "_largest"].tolist() == pytest.approx(
+        [np.abs(m[:, 16 * i:16 * i + 16]).max() for i in range(4)], abs=1e-4)
+    picture = _png_pixels(data["_image"].dropna().iloc[0])
+    scale = picture.shape[0] // 64
+    assert picture.shape == (64 * scale, 64 * scale, 3)
+    strongest = np.unravel_index(np.abs(m).argmax(), m.shape)  # opacity 1: the head's own colour
+    head = strongest[1] // 16
+    assert picture[strongest[0] * scale, strongest[1] * scale].tolist() == [
+        int(base.head_colour(head)[k:k + 2], 16) for k in (1, 3, 5)]
+    r, c = 3, 20  # head 1: opacity 0.12 + 0.88 · |m| / max|m| over white
+    alpha = 0.12 + 0.88 * round(abs(m[r, c]) / np.abs(m).max(), 4)
+    want = [round(alpha * int(base.head_colour(1)[k:k + 2], 16) + (1 - alpha) * 255) for k in (1, 3, 5)]
+    assert np.abs(picture[r * scale, c * scale].astype(int) - want).max() <= 1
+    small = base.spec_and_data(pipeline.columns_by_head(m[:8], 4, rows[:8]))[0]
+    assert small["mark"]["type"] == "rect" and "tooltip" in small["encoding"]  # 512 cells: a mark per cell
+
+
+def test_column_blocks_as_pixels_keep_their_spec_when_h_moves():
+    """x runs 0..1 whatever h is, so a move of h sends new rows to the same Vega view instead of a new one."""
+    rows = [str(i) for i in range(64)]
+    specs = [base.spec_and_data(pipeline.columns_by_head(RNG.normal(size=(64, 128)), h, rows))[0]
+             for h in (4, 8, 32)]  # 64, 128 and 128 columns drawn
+    assert specs[0] == specs[1] == specs[2]
 
 
 def test_head_colours_are_okabe_ito_and_distinct_for_eight_heads():

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from mha_core.charts import raster
 from mha_core.charts.base import FIT_WIDTH, SIGNED_SCHEME, WEIGHT_SCHEME, matrix_frame
-from mha_core.charts.palette import head_scale, nice_limit
+from mha_core.charts.palette import OKABE_ITO, head_scale, nice_limit
 
 PER_HEAD_COLUMNS = 16  # columns of each head drawn by columns_by_head (see column_subset)
+PIXEL_CELLS = 2_048    # column blocks of more cells are drawn as pixels: myths' 64 × 64 W^Q as 4,096 marks took
+                       # ~75 ms of the browser's main thread per move of h (issue 26), one image takes a few
+MIN_OPACITY = 0.12     # a cell of value 0 still shows its head's colour this much
 
 
 def column_subset(width: int, n_heads: int, per_head: int = PER_HEAD_COLUMNS) -> np.ndarray:
@@ -26,10 +31,12 @@ def column_subset(width: int, n_heads: int, per_head: int = PER_HEAD_COLUMNS) ->
 def columns_by_head(
     m: np.ndarray, n_heads: int, rows: Sequence[str], *, title: str = "", head_label: str = "head",
     row_title: str = "", col_title: str = "", size: int = 220, per_head: int = PER_HEAD_COLUMNS,
-) -> alt.Chart:
+    largest_title: str = "largest |value|",
+) -> alt.Chart | alt.LayerChart:
     """(n, h·d) matrix drawn as column blocks, one colour per head, darker where |value| is larger.
 
-    At most ``per_head`` columns of each head are drawn (see ``column_subset``).
+    At most ``per_head`` columns of each head are drawn (see ``column_subset``); more than PIXEL_CELLS cells are
+    drawn as pixels, with a tooltip per head (its ``largest_title``) instead of per cell.
     """
     n, width = m.shape
     d = width // n_heads
@@ -38,6 +45,9 @@ def columns_by_head(
     df = matrix_frame(m[:, keep], rows, cols, "value")
     df["head"] = [f"{head_label} {j // d}" for j in np.tile(keep, n)]
     df["strength"] = np.round(np.abs(df["value"]) / max(float(np.max(np.abs(m))), 1e-12), 4)
+    if n * len(keep) > PIXEL_CELLS:
+        return _blocks_as_pixels(df, n, keep // d, title=title, row_title=row_title, col_title=col_title,
+                                 largest_title=largest_title, size=size)
     return (
         alt.Chart(df, title=title)
         .mark_rect()
@@ -52,6 +62,54 @@ def columns_by_head(
         )
         .properties(width="container", height=size, autosize=FIT_WIDTH)
     )
+
+
+def block_colours(strength: np.ndarray, head_of_col: np.ndarray) -> np.ndarray:
+    """(n, c) strengths in [0, 1] and each column's head → (n, c, 3) uint8: the head's colour at the opacity the
+    marks' version gives the cell (MIN_OPACITY..1) over white, as the browser would blend it."""
+    rgb = np.array([[int(palette_hex[k:k + 2], 16) for k in (1, 3, 5)] for palette_hex in OKABE_ITO], dtype=float)
+    alpha = (MIN_OPACITY + (1 - MIN_OPACITY) * np.clip(strength, 0, 1))[..., None]
+    colour = rgb[head_of_col % len(OKABE_ITO)][None, :, :]
+    return np.rint(alpha * colour + (1 - alpha) * 255).astype(np.uint8)
+
+
+def _blocks_as_pixels(df: pd.DataFrame, n: int, head_of_col: np.ndarray, *, title: str, row_title: str,
+                      col_title: str, largest_title: str, size: int) -> alt.LayerChart:
+    """columns_by_head's picture as one image (a cell a square of pixels) under one transparent band per head whose
+    tooltip names the head and its largest |value|; the frame keeps every drawn cell for the table view and CSV.
+    x runs 0..1 whatever h is, so a move of h sends new rows to the same spec (no new Vega view)."""
+    c = len(head_of_col)
+    strength = df["strength"].to_numpy().reshape(n, c)
+    starts = np.flatnonzero(np.r_[True, np.diff(head_of_col) != 0])  # each head's first drawn column, on row 0
+    ends = np.r_[starts[1:], c]
+    size_of = np.abs(df["value"].to_numpy().reshape(n, c))
+    x0, x1, largest, block = np.zeros(len(df)), np.zeros(len(df)), np.zeros(len(df)), np.zeros(len(df), dtype=bool)
+    x0[starts], x1[starts], block[starts] = starts / c, ends / c, True
+    largest[starts] = [float(size_of[:, a:b].max()) for a, b in zip(starts, ends, strict=True)]
+    df = df.assign(_image=[raster.rgb_png_uri(block_colours(strength, head_of_col))] + [None] * (len(df) - 1),
+                   _block=block, _x=x0, _x2=x1, _left=0.0, _right=1.0, _top=0.0, _bottom=float(n),
+                   _largest=np.round(largest, 4))
+    step = -(-n // 16)
+    shown = json.dumps([str(r) for r in df["row"].to_numpy()[::c][::step]], ensure_ascii=True)  # a Vega array
+    y = alt.Y("_top:Q", scale=alt.Scale(domain=[0, n], nice=False, reverse=True),
+              axis=alt.Axis(values=[k + 0.5 for k in range(0, n, step)], title=row_title, labelLimit=70,
+                            labelExpr=f"{shown}[floor(datum.value / {step})]", labelFontSize=10, ticks=False,
+                            grid=False))
+    x_scale = alt.Scale(domain=[0, 1], nice=False)
+    x_axis = alt.Axis(labels=False, ticks=False, grid=False)
+    rows_of = alt.Chart(df)  # both layers read the same rows: Altair hoists them to the top (one frame to send)
+    picture = (rows_of.mark_image(aspect=False, smooth=False)
+               .encode(x=alt.X("_left:Q", scale=x_scale, axis=x_axis, title=col_title), x2="_right:Q", y=y,
+                       y2="_bottom:Q", url="_image:N")
+               .transform_filter("datum._image != null"))
+    bands = (rows_of.mark_rect(fillOpacity=0.01)
+             .encode(x=alt.X("_x:Q", scale=x_scale, axis=x_axis, title=col_title), x2="_x2:Q", y=y, y2="_bottom:Q",
+                     color=alt.Color("head:N", sort=None, scale=alt.Scale(**head_scale()), title=None,
+                                     legend=alt.Legend(orient="bottom", columns=8, symbolOpacity=1)),
+                     tooltip=["head:N", alt.Tooltip("_largest:Q", title=largest_title, format=".3f")])
+             .transform_filter("datum._block"))
+    return (alt.layer(picture, bands, title=title)
+            .properties(width="container", height=size, autosize=FIT_WIDTH))
 
 
 def head_grid(

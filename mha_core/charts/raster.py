@@ -38,8 +38,13 @@ def colours(values: np.ndarray) -> np.ndarray:
 
 def png_uri(grid: np.ndarray) -> str:
     """One (rows, cols) grid of values in [0, 1] as a PNG data URI, each cell a square of whole pixels."""
-    scale = max(1, -(-TARGET_PX // max(grid.shape)))
-    rgb = np.repeat(np.repeat(colours(grid), scale, axis=0), scale, axis=1)
+    return rgb_png_uri(colours(grid))
+
+
+def rgb_png_uri(cells: np.ndarray) -> str:
+    """(rows, cols, 3) uint8 cell colours as a PNG data URI, each cell a square of whole pixels."""
+    scale = max(1, -(-TARGET_PX // max(cells.shape[:2])))
+    rgb = np.repeat(np.repeat(cells, scale, axis=0), scale, axis=1)
     buf = io.BytesIO()
     Image.fromarray(rgb, mode="RGB").save(buf, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")

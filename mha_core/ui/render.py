@@ -296,6 +296,7 @@ def _data_csv(_builder: Callable[..., object], name: str, args: tuple, kwargs: d
         rows = next(iter(spec.get("datasets", {}).values()), [])
         return table_csv({c: [r.get(c) for r in rows] for c in (rows[0] if rows else {})})
     frame = data.to_pandas()
+    frame = frame.drop(columns=[c for c in frame.columns if str(c).startswith("_")])  # drawing only: place, pixels
     if {"row", "col", "value"} == set(frame.columns):
         m = as_table(frame)
         enc = spec.get("encoding", {})
