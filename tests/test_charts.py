@@ -123,6 +123,19 @@ def test_large_column_blocks_are_one_image_and_a_band_per_head():
     assert small["mark"]["type"] == "rect" and "tooltip" in small["encoding"]  # 512 cells: a mark per cell
 
 
+def test_a_chart_csv_leaves_out_what_only_draws_it():
+    """The CSV of column blocks drawn as pixels has the cells' numbers, as the marks' version had, and not the
+    picture (a base64 PNG) or the bands' places."""
+    from mha_core.charts.spec import arguments_digest
+
+    args = (RNG.normal(size=(64, 64)), 4, [str(i) for i in range(64)])
+    csv = render._data_csv(pipeline.columns_by_head, render.builder_name(pipeline.columns_by_head), args, {},
+                           arguments_digest(args, {})).decode("utf-8-sig")
+    lines = csv.splitlines()
+    assert lines[0] == "row,col,value,head,strength" and len(lines) == 1 + 64 * 64
+    assert "base64" not in csv
+
+
 def test_column_blocks_as_pixels_keep_their_spec_when_h_moves():
     """x runs 0..1 whatever h is, so a move of h sends new rows to the same Vega view instead of a new one."""
     rows = [str(i) for i in range(64)]
