@@ -62,7 +62,7 @@ from playwright.async_api import async_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.timing import cpu_ms, p95, percentile, rss_mib
+from benchmarks.timing import box_cpu_ms, cpu_ms, p95, percentile, rss_mib
 from harness.cluster import (
     ROUTE_COOKIE,
     free_port,
@@ -737,11 +737,14 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
         startup = time.perf_counter() - t0
         rss_joined = sum(rss_mib(p.pid) for p in procs)  # every student connected, on the first page
         cpu0 = sum(cpu_ms(p.pid) for p in procs)
+        own0, (busy0, total0) = time.process_time(), box_cpu_ms()
         try:
             stored = await asyncio.wait_for(teacher_lesson(teacher, lesson, n_moves, n_votes), RUN_LIMIT_S)
         except TimeoutError:
             lesson.errors.append(f"the lesson did not finish in {RUN_LIMIT_S:.0f} s")
         lesson_cpu = sum(cpu_ms(p.pid) for p in procs) - cpu0
+        own_cpu, (busy1, total1) = 1000 * (time.process_time() - own0), box_cpu_ms()
+        box_busy = (busy1 - busy0) / max(total1 - total0, 1e-9)
         _, pending = await asyncio.wait(tasks, timeout=FOLLOW_TIMEOUT_S + VOTE_TIMEOUT_S)
         for task in pending:   # a student still waiting for a move or vote that never came
             task.cancel()
@@ -779,6 +782,9 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
                f"= {lesson_cpu / max(redraws, 1):.0f} ms per redraw (the teacher's runs and the votes included); "
                f"memory {(rss_joined - rss_idle) / max(n, 1):.1f} MiB per connected student "
                f"({rss_idle:.0f} MiB warm and empty, {rss_joined:.0f} MiB with every student on the first page)")
+    out.append(f"  the box during the moves and votes: {box_busy:.0%} busy ({os.cpu_count()} cores); the benchmark's "
+               f"own process (the protocol students and the teacher) {own_cpu / 1000:.1f} s of CPU against the "
+               f"servers' {lesson_cpu / 1000:.1f} s")
     out.append(f"  vote, choice -> page says it is in: protocol {proto_vote}"
                + (f"; Chromium {browser_vote}" if browsers else ""))
     for key, g in stored:

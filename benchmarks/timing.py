@@ -95,6 +95,18 @@ def cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
 
 
+def box_cpu_ms() -> tuple[float, float]:
+    """(busy, total) CPU time of the whole machine so far, in ms over all its cores (Linux /proc/stat): how much of
+    the box a benchmark's window used — the servers, the database, nginx and the load generator together."""
+    try:
+        first = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return 0.0, 0.0
+    ticks = [int(x) for x in first[:8]]  # user nice system idle iowait irq softirq steal
+    scale = 1000 / os.sysconf("SC_CLK_TCK")
+    return (sum(ticks) - ticks[3] - ticks[4]) * scale, sum(ticks) * scale
+
+
 def median_ms(action, repeats: int, warmup: bool = True) -> float:
     """Median wall time of ``action()`` in ms over ``repeats`` calls (after one warm-up call)."""
     import statistics
