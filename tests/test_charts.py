@@ -12,6 +12,7 @@ from unittest import mock
 
 import altair as alt
 import numpy as np
+import pyarrow as pa
 import pytest
 import vl_convert as vlc
 
@@ -89,6 +90,14 @@ def test_columns_by_head_draws_at_most_per_head_columns_of_each_head():
     assert kept[pipeline.PER_HEAD_COLUMNS] == 40  # head 1 starts at its own block
 
 
+def _png_pixels_rgba(uri: str) -> np.ndarray:
+    import base64
+    import io
+
+    from PIL import Image
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGBA"))
+
+
 def _png_pixels(uri: str) -> np.ndarray:
     import base64
     import io
@@ -121,6 +130,80 @@ def test_large_column_blocks_are_one_image_and_a_band_per_head():
     assert np.abs(picture[r * scale, c * scale].astype(int) - want).max() <= 1
     small = base.spec_and_data(pipeline.columns_by_head(m[:8], 4, rows[:8]))[0]
     assert small["mark"]["type"] == "rect" and "tooltip" in small["encoding"]  # 512 cells: a mark per cell
+
+
+def test_a_large_heatmap_is_one_image_on_the_marks_colour_scale():
+    """Above PIXEL_CELLS a heatmap is one image: each cell the colour Vega's scale gives its value (blue-orange
+    over ±the nice end for signed values), a missing value transparent as Vega leaves it; the frame has every cell."""
+    m = RNG.normal(size=(24, 128))
+    m[2, 5] = np.nan
+    rows, cols = [f"t{i}" for i in range(24)], [str(j) for j in range(128)]
+    spec, data = base.spec_and_data(base.heatmap(m, rows, cols, signed=True, value_title="v"))
+    assert spec["mark"]["type"] == "image" and len(data) == 24 * 128
+    assert spec["encoding"]["color"]["scale"]["domain"] == [-base.nice_limit(np.nanmax(np.abs(m))),
+                                                             base.nice_limit(np.nanmax(np.abs(m)))]
+    assert render.drawn_as_pixels(pa.Table.from_pandas(data))
+    picture = _png_pixels_rgba(data["_image"].dropna().iloc[0])
+    scale = picture.shape[1] // 128
+    lim = spec["encoding"]["color"]["scale"]["domain"][1]
+    for r, c in ((0, 0), (10, 77), (23, 127)):
+        want = raster.scheme(base.SIGNED_SCHEME)[round((m[r, c] + lim) / (2 * lim) * 255)]
+        assert picture[r * scale, c * scale].tolist() == [*want.tolist(), 255]
+    assert picture[2 * scale, 5 * scale, 3] == 0  # NaN: not drawn
+    small = base.spec_and_data(base.heatmap(m[:8, :8], rows[:8], cols[:8]))[0]
+    assert small["mark"]["type"] == "rect" and not render.drawn_as_pixels(None)
+
+
+def test_the_real_pages_heatmaps_keep_their_own_pixel_rule():
+    """The real page draws a head as pixels above its own 10,000 cells (charts.real.PIXEL_CELLS) and re-encodes the
+    axes of its marks' heatmaps: base.heatmap's pixels must not reach them (60 tokens are 3,600 cells)."""
+    from mha_core.charts import real
+
+    labels = [f"t{i}" for i in range(60)]
+    head = base.spec_and_data(real.head_heatmap(np.eye(60), labels, title="", row_title="q", col_title="k",
+                                                value_title="w"))[0]
+    alike = base.spec_and_data(real.similarity_map(RNG.random((72, 72)), [f"h{i}" for i in range(72)], range(72),
+                                                   title="", value_title="d", max_value=1.0))[0]
+    for spec in (head, alike):
+        assert spec["mark"]["type"] == "rect" and spec["encoding"]["x"]["field"] == "col"
+
+
+def test_a_large_head_grid_is_one_image_per_head_in_the_same_panels():
+    """16 heads × 24 × 24 weights (attend at h = 16 with 24 tokens): one image per head panel, still faceted by head
+    (the table view splits it the same way), each image the head's own weights on viridis 0..1."""
+    w = RNG.random(size=(16, 24, 24))
+    w /= w.sum(-1, keepdims=True)
+    labels = [f"t{i}" for i in range(24)]
+    titles = [f"head {i}" for i in range(16)]
+    spec, data = base.spec_and_data(pipeline.head_grid(w, labels, labels, titles))
+    assert spec["mark"]["type"] == "image" and spec["encoding"]["facet"]["field"] == "head"
+    images = data.dropna(subset=["_image"])
+    assert images["head"].tolist() == titles and len(data) == 16 * 24 * 24
+    picture = _png_pixels_rgba(images["_image"].iloc[7])
+    scale = picture.shape[0] // 24
+    assert picture[3 * scale, 9 * scale, :3].tolist() == raster.colours(np.array(w[7, 3, 9])).tolist()
+
+
+@pytest.mark.parametrize("kind", ["heatmap", "head_grid", "columns_by_head"])
+def test_the_browser_gets_only_the_rows_a_pixel_chart_draws(kind):
+    """The frame of a chart drawn as pixels keeps every cell for the table view and the CSV, but the browser gets
+    only its image rows (and a band per head): it turns every row it gets into an object (~50 ms of a move for a
+    9,216-cell head grid at 1x, issue 26)."""
+    from mha_core.charts.spec import arguments_digest
+
+    labels = [f"t{i}" for i in range(24)]
+    builder, args, drawn = {
+        "heatmap": (base.heatmap, (RNG.random(size=(24, 128)), labels, [str(j) for j in range(128)]), 1),
+        "head_grid": (pipeline.head_grid, (RNG.random(size=(16, 24, 24)), labels, labels,
+                                           [f"h{i}" for i in range(16)]), 16),
+        "columns_by_head": (pipeline.columns_by_head, (RNG.normal(size=(64, 64)), 4, [str(i) for i in range(64)]), 4),
+    }[kind]
+    f = render._figure_of(builder, render.builder_name(builder), args, {}, arguments_digest(args, {}))
+    sent = pa.ipc.open_stream(f.drawn["datasets"][render.FRAME]).read_all()
+    assert sent.num_rows == drawn and f.data.num_rows == int(np.prod(args[0].shape[:2] if kind != "head_grid"
+                                                                      else args[0].shape))
+    small = base.heatmap(RNG.random(size=(4, 4)), labels[:4], labels[:4])
+    assert render.rows_to_draw(pa.Table.from_pandas(base.spec_and_data(small)[1])).num_rows == 16  # marks: all
 
 
 def test_a_chart_csv_leaves_out_what_only_draws_it():
@@ -327,17 +410,18 @@ def test_a_sort_the_data_does_not_already_follow_is_kept():
         "a", "b", "c"]
 
 
-def test_the_pixel_heatmaps_colours_are_vega_s_viridis():
-    """raster's 256 steps (assets/charts/viridis.json) are what Vega itself fills at each value: a picture drawn
+@pytest.mark.parametrize("scheme", [base.WEIGHT_SCHEME, base.SIGNED_SCHEME])
+def test_the_pixel_heatmaps_colours_are_vega_s_own(scheme):
+    """raster's 256 steps (assets/charts/<scheme>.json) are what Vega itself fills at each value: a picture drawn
     as pixels reads like one drawn as marks, and the shared legend is true for both."""
     values = [i / 255 for i in range(256)]
     spec = {"data": {"values": [{"i": i, "v": v} for i, v in enumerate(values)]}, "mark": "rect",
             "width": 1024, "height": 10, "config": {"view": {"stroke": None}},
             "encoding": {"x": {"field": "i", "type": "ordinal", "axis": None},
                          "color": {"field": "v", "type": "quantitative", "legend": None,
-                                   "scale": {"scheme": base.WEIGHT_SCHEME, "domain": [0, 1]}}}}
+                                   "scale": {"scheme": scheme, "domain": [0, 1]}}}}
     fills = re.findall(r'fill="rgb\((\d+), (\d+), (\d+)\)"', vlc.vegalite_to_svg(spec))
-    np.testing.assert_array_equal(np.array(fills, dtype=int), raster.viridis().astype(int))
+    np.testing.assert_array_equal(np.array(fills, dtype=int), raster.scheme(scheme).astype(int))
     np.testing.assert_array_equal(raster.colours(np.array([0.0, 1.0, np.nan, 2.0])), raster.viridis()[[0, 255, 0, 255]])
 
 

@@ -283,6 +283,22 @@ def test_the_pipeline_diagram_is_an_image_drawn_on_the_server_with_the_live_shap
 
 
 @pytest.mark.parametrize("lang", LANGS)
+def test_at_sixteen_heads_and_24_tokens_attend_draws_pixels_and_says_where_the_numbers_are(lang):
+    """h = 16 with 24 tokens: attend's head grid (9,216 cells) is one image per head, the page says the numbers are
+    in the table view, and the table view still has every head's 24 × 24 weights."""
+    sentence = " ".join(f"w{i}" for i in range(24))
+    at = open_page("pages/attend.py", lang, fixed=False, h=16, d_head=64, sentence=sentence)
+    assert not at.exception
+    note = translate(lang, "common.pixels_note", cells=16 * 24 * 24, tables=translate(lang, "common.tables"))
+    assert note in [c.value for c in at.caption]
+    at.session_state["tables"] = True
+    at.run()
+    assert note not in [c.value for c in at.caption]
+    grids = [d.value for d in at.dataframe if d.value.shape == (24, 24)]
+    assert len(grids) >= 16 and not any(str(c).startswith("_") for g in grids for c in g.columns)
+
+
+@pytest.mark.parametrize("lang", LANGS)
 def test_myths_draws_only_its_open_tab(lang):
     """A move of h redraws one misconception's demonstration, not all three (issue 26: the page drew every tab's
     charts on every move); opening a tab draws it, and the choice survives a visit to another page."""

@@ -10,6 +10,7 @@ neither imports Altair. Palettes are colour-blind safe and keep their order in g
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import altair as alt
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 from altair.utils import schemapi
 
+from mha_core.charts import raster
 from mha_core.charts.palette import OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, head_scale, nice_limit
 from mha_core.charts.spec import as_table, for_browser, in_data_order, spec_and_data
 
@@ -27,6 +29,29 @@ schemapi.disable_debug_mode()
 
 # Fill the container's width, but let `height` mean the plot itself (not plot + axes + legend).
 FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
+
+# A heatmap (or a grid of them, or column blocks) of more cells is drawn as pixels, one image instead of a Vega mark
+# per cell (issue 26): myths' 64 × 64 W^Q as 4,096 marks took ~65 ms of the browser's main thread per move of h at
+# 1x; at h = 16 and 24 tokens attend's head grid was 9,216 marks and a move took 400 ms at 1x, 2 s on a slow phone.
+# Its numbers stay in the table view and the CSV (the frame keeps every cell; render.chart says so under it).
+PIXEL_CELLS = 2_048
+AXIS_LABELS = 32  # labels on a pixel heatmap's axis at most (every k-th)
+
+
+def pixel_axis(labels: Sequence[str], title: str, angle: int = 0, shown: bool = True) -> alt.Axis | None:
+    """An axis over 0..len(labels) naming each cell's middle with its label (every k-th of many), as the marks' did."""
+    if not shown:
+        return None
+    n = len(labels)
+    step = -(-n // AXIS_LABELS)
+    names = json.dumps([str(x) for x in labels[::step]], ensure_ascii=True)  # a JSON array is a Vega array
+    return alt.Axis(values=[k + 0.5 for k in range(0, n, step)], labelExpr=f"{names}[floor(datum.value / {step})]",
+                    title=title, labelAngle=angle, labelLimit=70, labelFontSize=10, ticks=False, grid=False)
+
+
+def pixel_scale(n: int, reverse: bool = False) -> alt.Scale:
+    """A pixel heatmap's position scale: cell k spans k..k+1, as a band of the marks' version did."""
+    return alt.Scale(domain=[0, n], nice=False, zero=False, reverse=reverse)
 
 
 def matrix_frame(m: np.ndarray, rows: Sequence[str], cols: Sequence[str], value: str = "value") -> pd.DataFrame:
@@ -52,14 +77,33 @@ def heatmap(
     domain: tuple[float, float] | None = None,
     size: int = 220,
     show_col_labels: bool = True,
+    pixel_cells: int | None = PIXEL_CELLS,
 ) -> alt.Chart:
-    """A matrix as coloured cells with tooltips (row, column, value)."""
+    """A matrix as coloured cells with tooltips (row, column, value); of more than ``pixel_cells`` cells (None:
+    never), one image on the same colour scale (its numbers in the table view and the CSV)."""
     df = matrix_frame(m, rows, cols, "value")
     if domain is None:
         finite = m[np.isfinite(m)]
         lim = nice_limit(float(np.max(np.abs(finite)))) if finite.size else 1.0  # a round end: see nice_limit
         domain = (-lim, lim) if signed else (0.0, lim)
-    scale = alt.Scale(scheme=SIGNED_SCHEME if signed else WEIGHT_SCHEME, domain=list(domain))
+    scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
+    scale = alt.Scale(scheme=scheme, domain=list(domain))
+    if pixel_cells is not None and m.size > pixel_cells:
+        n_rows, n_cols = m.shape
+        df["_image"] = [raster.rgb_png_uri(raster.on_scale(m, domain, scheme))] + [None] * (len(df) - 1)
+        df = df.assign(_left=0.0, _right=float(n_cols), _top=0.0, _bottom=float(n_rows), _draw=df["_image"].notna())
+        return (
+            alt.Chart(df, title=title)
+            .mark_image(aspect=False, smooth=False)
+            .encode(x=alt.X("_left:Q", scale=pixel_scale(n_cols), title=col_title,
+                            axis=pixel_axis(cols, col_title, -60, show_col_labels)),
+                    x2="_right:Q",
+                    y=alt.Y("_top:Q", scale=pixel_scale(n_rows, reverse=True), axis=pixel_axis(rows, row_title)),
+                    y2="_bottom:Q", url="_image:N",
+                    color=alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom")))
+            .transform_filter("datum._image != null")
+            .properties(width="container", height=size, autosize=FIT_WIDTH)
+        )
     x_axis = alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=10) if show_col_labels else None
     return (
         alt.Chart(df, title=title)

@@ -10,12 +10,18 @@ import numpy as np
 import pandas as pd
 
 from mha_core.charts import raster
-from mha_core.charts.base import FIT_WIDTH, SIGNED_SCHEME, WEIGHT_SCHEME, matrix_frame
+from mha_core.charts.base import (
+    FIT_WIDTH,
+    PIXEL_CELLS,
+    SIGNED_SCHEME,
+    WEIGHT_SCHEME,
+    matrix_frame,
+    pixel_axis,
+    pixel_scale,
+)
 from mha_core.charts.palette import OKABE_ITO, head_scale, nice_limit
 
 PER_HEAD_COLUMNS = 16  # columns of each head drawn by columns_by_head (see column_subset)
-PIXEL_CELLS = 2_048    # column blocks of more cells are drawn as pixels: myths' 64 × 64 W^Q as 4,096 marks took
-                       # ~75 ms of the browser's main thread per move of h (issue 26), one image takes a few
 MIN_OPACITY = 0.12     # a cell of value 0 still shows its head's colour this much
 
 
@@ -87,7 +93,7 @@ def _blocks_as_pixels(df: pd.DataFrame, n: int, head_of_col: np.ndarray, *, titl
     x0[starts], x1[starts], block[starts] = starts / c, ends / c, True
     largest[starts] = [float(size_of[:, a:b].max()) for a, b in zip(starts, ends, strict=True)]
     df = df.assign(_image=[raster.rgb_png_uri(block_colours(strength, head_of_col))] + [None] * (len(df) - 1),
-                   _block=block, _x=x0, _x2=x1, _left=0.0, _right=1.0, _top=0.0, _bottom=float(n),
+                   _block=block, _draw=block, _x=x0, _x2=x1, _left=0.0, _right=1.0, _top=0.0, _bottom=float(n),
                    _largest=np.round(largest, 4))
     step = -(-n // 16)
     shown = json.dumps([str(r) for r in df["row"].to_numpy()[::c][::step]], ensure_ascii=True)  # a Vega array
@@ -129,14 +135,35 @@ def head_grid(
     finite = mats[np.isfinite(mats)]
     lim = nice_limit(float(np.max(np.abs(finite)))) if finite.size else 1.0  # a round end: see nice_limit
     domain = [-lim, lim] if signed else [0.0, 1.0]
-    scale = alt.Scale(scheme=SIGNED_SCHEME if signed else WEIGHT_SCHEME, domain=domain)
+    scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
+    scale = alt.Scale(scheme=scheme, domain=domain)
+    facet = alt.Facet("head:N", sort=list(titles), title=None, columns=min(per_row, h),
+                      header=alt.Header(labelFontSize=13, labelLimit=0))
+    if mats.size > PIXEL_CELLS:  # one image per head (see base.PIXEL_CELLS); the frame keeps every cell
+        first = np.zeros(len(df), dtype=object)
+        first[:] = None
+        first[::n * m] = [raster.rgb_png_uri(raster.on_scale(mats[i], domain, scheme)) for i in range(h)]
+        df = df.assign(_image=first, _left=0.0, _right=float(m), _top=0.0, _bottom=float(n), _draw=pd.notna(first))
+        return (
+            alt.Chart(df)
+            .mark_image(aspect=False, smooth=False)
+            .encode(facet=facet,
+                    x=alt.X("_left:Q", scale=pixel_scale(m), title=col_title,
+                            axis=pixel_axis(cols, col_title, -60, show_col_labels)),
+                    x2="_right:Q",
+                    y=alt.Y("_top:Q", scale=pixel_scale(n, reverse=True), axis=pixel_axis(rows, row_title)),
+                    y2="_bottom:Q", url="_image:N",
+                    color=alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom")),
+                    tooltip=[alt.Tooltip("head:N", title=None)])
+            .transform_filter("datum._image != null")
+            .properties(width=size, height=size, spacing=12)
+        )
     x_axis = alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=10) if show_col_labels else None
     return (
         alt.Chart(df)
         .mark_rect()
         .encode(
-            facet=alt.Facet("head:N", sort=list(titles), title=None, columns=min(per_row, h),
-                            header=alt.Header(labelFontSize=13, labelLimit=0)),
+            facet=facet,
             x=alt.X("col:O", sort=list(cols), title=col_title, axis=x_axis),
             y=alt.Y("row:O", sort=list(rows), title=row_title, axis=alt.Axis(labelLimit=70, labelFontSize=10)),
             color=alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom")),

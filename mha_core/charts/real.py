@@ -91,7 +91,7 @@ def score_map(score: np.ndarray, *, title: str, layer_title: str, head_title: st
     """An (L, H) score as a layer × head heatmap (rows L0…, columns H0…)."""
     rows = [f"L{i}" for i in range(score.shape[0])]
     cols = [f"H{j}" for j in range(score.shape[1])]
-    return heatmap(score, rows, cols, title=title, row_title=layer_title, col_title=head_title,
+    return heatmap(score, rows, cols, pixel_cells=None, title=title, row_title=layer_title, col_title=head_title,
                    value_title=value_title, size=26 * len(rows))
 
 
@@ -103,8 +103,8 @@ def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title:
     n = len(labels)
     if drawn_as_pixels(n):
         return head_pixels(m, labels, title=title, row_title=row_title, col_title=col_title, value_title=value_title)
-    chart = heatmap(m, labels, labels, domain=(0.0, 1.0), title=title, row_title=row_title, col_title=col_title,
-                    value_title=value_title, size=min(max(300, 22 * n), 640))
+    chart = heatmap(m, labels, labels, domain=(0.0, 1.0), pixel_cells=None, title=title, row_title=row_title,
+                    col_title=col_title, value_title=value_title, size=min(max(300, 22 * n), 640))
     if n <= MODEL_VIEW_CELLS:
         return chart
     return chart.encode(
@@ -168,8 +168,8 @@ def similarity_map(dist: np.ndarray, names: Sequence[str], order: Sequence[int],
     0..``max_value`` scale, dark = alike; labels thin out on a narrow screen."""
     o = list(order)
     shown = [names[i] for i in o]
-    chart = heatmap(dist[np.ix_(o, o)], shown, shown, domain=(0.0, max_value), title=title, value_title=value_title,
-                    size=min(8 * len(o), 600))
+    chart = heatmap(dist[np.ix_(o, o)], shown, shown, domain=(0.0, max_value), pixel_cells=None, title=title,
+                    value_title=value_title, size=min(8 * len(o), 600))
     axis = {"labelFontSize": 9, "labelOverlap": "parity", "ticks": False, "labelLimit": 60}
     return chart.encode(x=alt.X("col:O", sort=shown, title=None, axis=alt.Axis(labelAngle=-90, **axis)),
                         y=alt.Y("row:O", sort=shown, title=None, axis=alt.Axis(**axis)))

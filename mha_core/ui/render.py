@@ -45,6 +45,7 @@ _PANELS_CSS = f'<style>[class*="st-key-{PANELS}_"] {{ overflow-x: auto; }}</styl
 # A table wider than a phone (the glossary's four columns) scrolls sideways in place instead of being cut off.
 _TABLE_CSS = '<style>[data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; }</style>'
 FRAME = "frame"  # the name a chart's frame is drawn under (see _figure_of)
+DRAW = "_draw"   # a frame's column saying which rows the browser draws (see rows_to_draw)
 TABLE = "table"  # key prefix of the box around a table with prose columns (see table)
 PROSE_WIDTH = "min(18em, 75vw)"  # a prose column's least width: about 40 Latin or 18 Chinese characters a line
 SHAPES_PROSE_WIDTH = "min(11em, 33vw)"  # the shapes table's "what it is", beside a name and a shape kept whole
@@ -226,7 +227,7 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
         sets = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec.get("datasets", {}).items()}
         if data is not None:
             drawn["data"] = {"name": FRAME}
-            sets[FRAME] = convert_anything_to_arrow_bytes(data)
+            sets[FRAME] = convert_anything_to_arrow_bytes(rows_to_draw(data))
         if sets:
             drawn["datasets"] = sets
         return Figure(spec, data, drawn, _panel_field(spec))
@@ -264,8 +265,23 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
         with st.container(key=f"{PANELS}_{key}"):
             st.html(_PANELS_CSS)  # static style only; no user text
             st.vega_lite_chart(None, f.drawn, width="content")
+    if not tables and drawn_as_pixels(f.data):
+        st.caption(t("common.pixels_note", cells=f.data.num_rows, tables=t(TABLES.label)))
     _downloads(builder, name, args, kwargs, digest, export, key, images=not tables and (
         f.data is None or f.data.num_rows <= MAX_IMAGE_ROWS))
+
+
+def rows_to_draw(data: pa.Table) -> pa.Table:
+    """The rows of a chart's frame the browser needs: a chart drawn as pixels marks them (``_draw``: its images and
+    tooltip bands) and keeps every cell only for the table view and the CSV, which the server makes. The browser
+    turns every row it gets into an object (9,216 cells of a head grid: ~50 ms of a move at 1x)."""
+    return data.filter(data.column(DRAW)) if DRAW in data.column_names else data
+
+
+def drawn_as_pixels(data: pa.Table | None) -> bool:
+    """A matrix chart drawn as one image (charts.base.PIXEL_CELLS) whose frame still has every cell (row, col, value):
+    its numbers are in the table view and the CSV, which the page says under it."""
+    return data is not None and {"row", "col", "value", "_image"} <= set(data.column_names)
 
 
 def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes,
