@@ -38,12 +38,14 @@ PIXEL_CELLS = 2_048
 AXIS_LABELS = 32  # labels on a pixel heatmap's axis at most (every k-th)
 
 
-def pixel_axis(labels: Sequence[str], title: str, angle: int = 0, shown: bool = True) -> alt.Axis | None:
-    """An axis over 0..len(labels) naming each cell's middle with its label (every k-th of many), as the marks' did."""
+def pixel_axis(labels: Sequence[str], title: str, angle: int = 0, shown: bool = True,
+               most: int = AXIS_LABELS) -> alt.Axis | None:
+    """An axis over 0..len(labels) naming each cell's middle with its label (every k-th of more than ``most``), as
+    the marks' did."""
     if not shown:
         return None
     n = len(labels)
-    step = -(-n // AXIS_LABELS)
+    step = -(-n // most)
     names = json.dumps([str(x) for x in labels[::step]], ensure_ascii=True)  # a JSON array is a Vega array
     return alt.Axis(values=[k + 0.5 for k in range(0, n, step)], labelExpr=f"{names}[floor(datum.value / {step})]",
                     title=title, labelAngle=angle, labelLimit=70, labelFontSize=10, ticks=False, grid=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import altair as alt
@@ -95,12 +94,8 @@ def _blocks_as_pixels(df: pd.DataFrame, n: int, head_of_col: np.ndarray, *, titl
     df = df.assign(_image=[raster.rgb_png_uri(block_colours(strength, head_of_col))] + [None] * (len(df) - 1),
                    _block=block, _draw=block, _x=x0, _x2=x1, _left=0.0, _right=1.0, _top=0.0, _bottom=float(n),
                    _largest=np.round(largest, 4))
-    step = -(-n // 16)
-    shown = json.dumps([str(r) for r in df["row"].to_numpy()[::c][::step]], ensure_ascii=True)  # a Vega array
-    y = alt.Y("_top:Q", scale=alt.Scale(domain=[0, n], nice=False, reverse=True),
-              axis=alt.Axis(values=[k + 0.5 for k in range(0, n, step)], title=row_title, labelLimit=70,
-                            labelExpr=f"{shown}[floor(datum.value / {step})]", labelFontSize=10, ticks=False,
-                            grid=False))
+    rows = df["row"].to_numpy()[::c].tolist()
+    y = alt.Y("_top:Q", scale=pixel_scale(n, reverse=True), axis=pixel_axis(rows, row_title, most=16))  # W^Q: 4th
     x_scale = alt.Scale(domain=[0, 1], nice=False)
     x_axis = alt.Axis(labels=False, ticks=False, grid=False)
     rows_of = alt.Chart(df)  # both layers read the same rows: Altair hoists them to the top (one frame to send)
@@ -140,8 +135,7 @@ def head_grid(
     facet = alt.Facet("head:N", sort=list(titles), title=None, columns=min(per_row, h),
                       header=alt.Header(labelFontSize=13, labelLimit=0))
     if mats.size > PIXEL_CELLS:  # one image per head (see base.PIXEL_CELLS); the frame keeps every cell
-        first = np.zeros(len(df), dtype=object)
-        first[:] = None
+        first = np.full(len(df), None, dtype=object)
         first[::n * m] = [raster.rgb_png_uri(raster.on_scale(mats[i], domain, scheme)) for i in range(h)]
         df = df.assign(_image=first, _left=0.0, _right=float(m), _top=0.0, _bottom=float(n), _draw=pd.notna(first))
         return (
