@@ -395,9 +395,9 @@ def main() -> int:
     ap.add_argument("--floor", action="store_true",
                     help="also time the bare page with one chart, with 60 unchanged paragraphs, with the least frame "
                          "the design card asks for (navigation, sliders, a language widget, a count, one chart), "
-                         "drawing as much "
-                         "as each page (its census: as many elements, charts and navigation links), and drawing "
-                         "the same with each widget, metric and page link as one of its kind (kinds)")
+                         "drawing as much as each page (its census: as many elements, charts and navigation "
+                         "links), and drawing the same with each widget, metric and page link as one of its kind "
+                         "(kinds)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (- for stdout, no table)")
     a = ap.parse_args()
     chosen = [c for c in cases() if c.name in a.pages]

@@ -422,7 +422,8 @@ def test_the_pixel_heatmaps_colours_are_vega_s_own(scheme):
                                    "scale": {"scheme": scheme, "domain": [0, 1]}}}}
     fills = re.findall(r'fill="rgb\((\d+), (\d+), (\d+)\)"', vlc.vegalite_to_svg(spec))
     np.testing.assert_array_equal(np.array(fills, dtype=int), raster.scheme(scheme).astype(int))
-    np.testing.assert_array_equal(raster.colours(np.array([0.0, 1.0, np.nan, 2.0])), raster.viridis()[[0, 255, 0, 255]])
+    np.testing.assert_array_equal(raster.colours(np.array([0.0, 1.0, np.nan, 2.0])),
+                                  raster.scheme("viridis")[[0, 255, 0, 255]])
 
 
 def test_the_cache_key_sees_every_cell_label_and_field_and_refuses_what_it_cannot_read():

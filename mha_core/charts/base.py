@@ -56,6 +56,26 @@ def pixel_scale(n: int, reverse: bool = False) -> alt.Scale:
     return alt.Scale(domain=[0, n], nice=False, zero=False, reverse=reverse)
 
 
+def with_pictures(df: pd.DataFrame, images: Sequence[str], rows: Sequence[str], cols: Sequence[str]) -> pd.DataFrame:
+    """A matrix frame of len(images) equal blocks (one per picture, in order) with each block's picture on its first
+    row, marked to be drawn (``_draw``: the browser gets only those rows), spanning the block's rows × cols."""
+    image = np.full(len(df), None, dtype=object)
+    image[::len(df) // len(images)] = list(images)
+    return df.assign(_image=image, _left=0.0, _right=float(len(cols)), _top=0.0, _bottom=float(len(rows)),
+                     _draw=pd.notna(image))
+
+
+def pixel_channels(rows: Sequence[str], cols: Sequence[str], *, row_title: str, col_title: str,
+                   show_col_labels: bool, colour: alt.Color) -> dict:
+    """The encoding of a picture drawn by with_pictures: its cells' places and axes as the marks' had, and the colour
+    scale its legend shows."""
+    return {"x": alt.X("_left:Q", scale=pixel_scale(len(cols)), title=col_title,
+                       axis=pixel_axis(cols, col_title, -60, show_col_labels)),
+            "x2": "_right:Q",
+            "y": alt.Y("_top:Q", scale=pixel_scale(len(rows), reverse=True), axis=pixel_axis(rows, row_title)),
+            "y2": "_bottom:Q", "url": "_image:N", "color": colour}
+
+
 def matrix_frame(m: np.ndarray, rows: Sequence[str], cols: Sequence[str], value: str = "value") -> pd.DataFrame:
     """Long-form table of a matrix: one row per cell, with row/column labels."""
     r, c = np.meshgrid(np.arange(m.shape[0]), np.arange(m.shape[1]), indexing="ij")
@@ -90,19 +110,14 @@ def heatmap(
         domain = (-lim, lim) if signed else (0.0, lim)
     scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
     scale = alt.Scale(scheme=scheme, domain=list(domain))
+    colour = alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom"))
     if pixel_cells is not None and m.size > pixel_cells:
-        n_rows, n_cols = m.shape
-        df["_image"] = [raster.rgb_png_uri(raster.on_scale(m, domain, scheme))] + [None] * (len(df) - 1)
-        df = df.assign(_left=0.0, _right=float(n_cols), _top=0.0, _bottom=float(n_rows), _draw=df["_image"].notna())
+        picture = raster.rgb_png_uri(raster.on_scale(m, domain, scheme))
         return (
-            alt.Chart(df, title=title)
+            alt.Chart(with_pictures(df, [picture], rows, cols), title=title)
             .mark_image(aspect=False, smooth=False)
-            .encode(x=alt.X("_left:Q", scale=pixel_scale(n_cols), title=col_title,
-                            axis=pixel_axis(cols, col_title, -60, show_col_labels)),
-                    x2="_right:Q",
-                    y=alt.Y("_top:Q", scale=pixel_scale(n_rows, reverse=True), axis=pixel_axis(rows, row_title)),
-                    y2="_bottom:Q", url="_image:N",
-                    color=alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom")))
+            .encode(**pixel_channels(rows, cols, row_title=row_title, col_title=col_title,
+                                     show_col_labels=show_col_labels, colour=colour))
             .transform_filter("datum._image != null")
             .properties(width="container", height=size, autosize=FIT_WIDTH)
         )
@@ -113,7 +128,7 @@ def heatmap(
         .encode(
             x=alt.X("col:O", sort=list(cols), title=col_title, axis=x_axis),
             y=alt.Y("row:O", sort=list(rows), title=row_title, axis=alt.Axis(labelLimit=70, labelFontSize=10)),
-            color=alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom")),
+            color=colour,
             tooltip=[alt.Tooltip("row:O", title=row_title or "row"), alt.Tooltip("col:O", title=col_title or "col"),
                      alt.Tooltip("value:Q", title=value_title, format=".3f")],
         )

@@ -16,7 +16,9 @@ from mha_core.charts.base import (
     WEIGHT_SCHEME,
     matrix_frame,
     pixel_axis,
+    pixel_channels,
     pixel_scale,
+    with_pictures,
 )
 from mha_core.charts.palette import OKABE_ITO, head_scale, nice_limit
 
@@ -134,21 +136,15 @@ def head_grid(
     scale = alt.Scale(scheme=scheme, domain=domain)
     facet = alt.Facet("head:N", sort=list(titles), title=None, columns=min(per_row, h),
                       header=alt.Header(labelFontSize=13, labelLimit=0))
+    colour = alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom"))
     if mats.size > PIXEL_CELLS:  # one image per head (see base.PIXEL_CELLS); the frame keeps every cell
-        first = np.full(len(df), None, dtype=object)
-        first[::n * m] = [raster.rgb_png_uri(raster.on_scale(mats[i], domain, scheme)) for i in range(h)]
-        df = df.assign(_image=first, _left=0.0, _right=float(m), _top=0.0, _bottom=float(n), _draw=pd.notna(first))
+        pictures = [raster.rgb_png_uri(raster.on_scale(mats[i], domain, scheme)) for i in range(h)]
         return (
-            alt.Chart(df)
+            alt.Chart(with_pictures(df, pictures, rows, cols))
             .mark_image(aspect=False, smooth=False)
-            .encode(facet=facet,
-                    x=alt.X("_left:Q", scale=pixel_scale(m), title=col_title,
-                            axis=pixel_axis(cols, col_title, -60, show_col_labels)),
-                    x2="_right:Q",
-                    y=alt.Y("_top:Q", scale=pixel_scale(n, reverse=True), axis=pixel_axis(rows, row_title)),
-                    y2="_bottom:Q", url="_image:N",
-                    color=alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom")),
-                    tooltip=[alt.Tooltip("head:N", title=None)])
+            .encode(facet=facet, tooltip=[alt.Tooltip("head:N", title=None)],
+                    **pixel_channels(rows, cols, row_title=row_title, col_title=col_title,
+                                     show_col_labels=show_col_labels, colour=colour))
             .transform_filter("datum._image != null")
             .properties(width=size, height=size, spacing=12)
         )
@@ -160,7 +156,7 @@ def head_grid(
             facet=facet,
             x=alt.X("col:O", sort=list(cols), title=col_title, axis=x_axis),
             y=alt.Y("row:O", sort=list(rows), title=row_title, axis=alt.Axis(labelLimit=70, labelFontSize=10)),
-            color=alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom")),
+            color=colour,
             tooltip=[alt.Tooltip("head:N", title=None), alt.Tooltip("row:O", title=row_title or "row"),
                      alt.Tooltip("col:O", title=col_title or "col"),
                      alt.Tooltip("value:Q", title=value_title, format=".3f")],

@@ -31,11 +31,6 @@ def scheme(name: str = "viridis") -> np.ndarray:
     return table
 
 
-def viridis() -> np.ndarray:
-    """(256, 3) uint8: Vega's viridis at value i / 255."""
-    return scheme("viridis")
-
-
 def colours(values: np.ndarray, name: str = "viridis") -> np.ndarray:
     """(…) values in [0, 1] → (…, 3) uint8 RGB on Vega's scheme ``name`` (the value's nearest of 256 steps)."""
     steps = np.rint(np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0) * 255).astype(np.intp)
