@@ -36,7 +36,9 @@ browser), to show what the stale values a browser's tick carries do to following
 By default one run holds issue 26's two classes, one after the other: 60 students on one server and 150 on two
 replicas (each with its own servers and nginx, on the same database: PostgreSQL when given, as the issue asks for
 the 150), and ends with one table: follow and vote-confirm p95 against the targets (1 s and 2 s), the server CPU per
-follower redraw and the memory per connected student. Exit 1 if a class had an error (a student given up on).
+follower redraw and the memory per connected student. Before the first move the class follows a still teacher for
+QUIET_S: the servers' CPU then (the polls, heartbeats and watcher) is reported per student and second. Exit 1 if a
+class had an error (a student given up on).
 Usage: python -m benchmarks.bench_live [--classes 60x1 150x2] [--moves 10] [--votes 3] [--browsers 2]
        [--database-url URL]      (or one class: --students N --replicas R)
 """
@@ -83,6 +85,7 @@ from mha_core.quiz.progress_store import new_student_id
 from mha_core.settings import H_DIV, SENTENCE, SETTINGS
 
 PORTS = (8650, 8699)        # this benchmark's balancer and replicas
+QUIET_S = 12.0              # the class following a still teacher, before the moves: two polls (FOLLOW_POLL_S) each
 STARTUP_TIMEOUT_S = 60.0    # every student on the lesson's first page by then, or the lesson starts without them
 FOLLOW_TIMEOUT_S = 30.0     # a student that has not followed a move by then counts as an error
 VOTE_TIMEOUT_S = 30.0
@@ -737,12 +740,17 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
         startup = time.perf_counter() - t0
         rss_joined = sum(rss_mib(p.pid) for p in procs)  # every student connected, on the first page
         cpu0 = sum(cpu_ms(p.pid) for p in procs)
+        await asyncio.sleep(QUIET_S)   # the class following, the teacher still: what the polls alone cost
+        quiet_cpu = sum(cpu_ms(p.pid) for p in procs) - cpu0
+        cpu0 += quiet_cpu
         own0, (busy0, total0) = time.process_time(), box_cpu_ms()
+        t_lesson = time.perf_counter()
         try:
             stored = await asyncio.wait_for(teacher_lesson(teacher, lesson, n_moves, n_votes), RUN_LIMIT_S)
         except TimeoutError:
             lesson.errors.append(f"the lesson did not finish in {RUN_LIMIT_S:.0f} s")
         lesson_cpu = sum(cpu_ms(p.pid) for p in procs) - cpu0
+        t_lesson = time.perf_counter() - t_lesson
         own_cpu, (busy1, total1) = 1000 * (time.process_time() - own0), box_cpu_ms()
         box_busy = (busy1 - busy0) / max(total1 - total0, 1e-9)
         _, pending = await asyncio.wait(tasks, timeout=FOLLOW_TIMEOUT_S + VOTE_TIMEOUT_S)
@@ -782,6 +790,10 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
                f"= {lesson_cpu / max(redraws, 1):.0f} ms per redraw (the teacher's runs and the votes included); "
                f"memory {(rss_joined - rss_idle) / max(n, 1):.1f} MiB per connected student "
                f"({rss_idle:.0f} MiB warm and empty, {rss_joined:.0f} MiB with every student on the first page)")
+    out.append(f"  server CPU while the teacher stood still for {QUIET_S:.0f} s (the polls, heartbeats and watcher "
+               f"alone): {quiet_cpu / QUIET_S / max(n, 1):.2f} ms per student per second, "
+               f"{quiet_cpu / QUIET_S / 10 / len(procs):.0f}% of a core per replica; over the moves and votes that "
+               f"is {quiet_cpu / QUIET_S * t_lesson / max(redraws, 1):.0f} ms of the CPU per redraw")
     out.append(f"  the box during the moves and votes: {box_busy:.0%} busy ({os.cpu_count()} cores); the benchmark's "
                f"own process (the protocol students and the teacher) {own_cpu / 1000:.1f} s of CPU against the "
                f"servers' {lesson_cpu / 1000:.1f} s")
