@@ -118,6 +118,19 @@ def test_a_following_students_full_run_sends_no_heartbeat_its_next_poll_does():
     assert live_poll(d.follower.run_framed(), now=later + 1).beat
 
 
+def test_the_polls_pace_keeps_every_following_student_in_the_teachers_count():
+    """Polls every FOLLOW_POLL_S (6 s: each is a fragment run the class's redraws wait for, issue 26) still beat at
+    every poll, a student whose polls run is never taken for silent, and one whose poll's timer was lost is woken
+    and beats again before the presenter's count of who is here (classroom PRESENT_S) lets it go."""
+    from mha_core.classroom.live_lesson import PRESENT_S
+    from mha_core.ui.live.follow import FOLLOW_POLL_S
+    from mha_core.ui.live.wake import SILENT_S
+
+    assert HEARTBEAT_S <= FOLLOW_POLL_S                          # every poll beats
+    assert 2 * FOLLOW_POLL_S < SILENT_S                          # two polls' jitter is not silence
+    assert SILENT_S + 2.0 + FOLLOW_POLL_S < PRESENT_S            # woken (a run of up to 2 s), its next poll beats
+
+
 def test_the_class_going_live_or_ending_switches_the_polls_pace():
     d = live_poll(Follower(), live_now=False)
     assert d.move is Move.PACE and d.follower.live(CLASS) == STATE

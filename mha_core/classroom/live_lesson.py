@@ -14,6 +14,11 @@ from mha_core.classroom.rows import LiveVote, Member, VoteRow
 from mha_core.classroom.schema import classes, live, plans, presence, students, votes
 from mha_core.errors import LabError
 
+# A student counts as here when seen (a heartbeat) this recently: a following student beats at every poll
+# (ui.live.follow.FOLLOW_POLL_S); one whose poll's timer was lost is woken after ui.live.wake.SILENT_S, and beats
+# again at the poll that run restarts (tests/test_follow.py checks the three fit).
+PRESENT_S = 25.0
+
 
 class LiveLessonTables(Database):
     """The live lesson's plan, state, votes and presence."""
@@ -164,7 +169,7 @@ class LiveLessonTables(Database):
         except exc.IntegrityError:  # the student's (or the class's) row is gone (foreign key)
             raise gone(member) from None
 
-    def presence(self, class_id: int, within_s: float = 15.0) -> tuple[int, int]:
+    def presence(self, class_id: int, within_s: float = PRESENT_S) -> tuple[int, int]:
         """(following, present): students seen in the last ``within_s`` seconds, and those of them following."""
         since = time.time() - within_s
         query = select(func.count(), func.coalesce(func.sum(case((presence.c.following.is_(True), 1), else_=0)), 0)

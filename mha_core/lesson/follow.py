@@ -1,11 +1,12 @@
 """A class member's next move while following a live lesson, decided without Streamlit.
 
-A member's session polls the class's one ``LiveState`` (every second while the class is live, now and then while it
-is not). ``poll`` takes what this session knows (one frozen ``Follower``), what the poll read (the live version and
-state), what the browser's address says it drew (its acknowledgement), the page this run shows and the time, and
-returns one ``Decision``: wait, ask for a full run (to draw a new version, again for one the browser never
-confirmed, or to poll at the other pace), switch page, or, inside a full run, copy the teacher's settings before
-any widget is drawn. ``mha_core.ui.live.follow`` only applies it.
+A member's session polls the class's one ``LiveState`` (every few seconds while the class is live, the fallback to
+the process's watcher, which wakes it when the class moves; now and then while it is not). ``poll`` takes what this
+session knows (one frozen ``Follower``), what the poll read (the live version and state), what the browser's address
+says it drew (its acknowledgement), the page this run shows and the time, and returns one ``Decision``: wait, ask
+for a full run (to draw a new version, again for one the browser never confirmed, or to poll at the other pace),
+switch page, or, inside a full run, copy the teacher's settings before any widget is drawn.
+``mha_core.ui.live.follow`` only applies it.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 PASSWORD = "e2e-live-teacher"
 PORT = 8651            # the live browser test's server (this test's port range: 8650-8699)
-FOLLOW_MS = 30_000     # generous: a following student is woken at once, or polls every 2 s (live.FOLLOW_POLL_S)
+FOLLOW_MS = 30_000     # generous: a following student is woken at once, or polls every 6 s (live.FOLLOW_POLL_S)
 
 
 def serve(tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: ANN001 - pytest's TempPathFactory

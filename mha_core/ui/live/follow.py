@@ -26,7 +26,12 @@ from mha_core.ui.live.keys import BACK_KEY, BANNER_KEY, EXPLORE_KEY, LIVE_QUERY
 from mha_core.ui.live.session import follower, following, go, member, set_follower
 from mha_core.ui.live.wake import Watcher, session_id, watcher
 
-FOLLOW_POLL_S = 2.0   # a member's poll of the class's live state while the class is live (a fallback: see wake)
+# A member's poll of the class's live state while the class is live: the fallback (the process's watcher wakes a
+# following session the moment the class moves, mha_core.ui.live.wake) and the heartbeat (lesson.follow.HEARTBEAT_S,
+# every poll at this pace). Each poll is a fragment run (a script thread, a few ms of the server's CPU): with 60
+# students and a still teacher, polls every 2 s and the watcher took 12-13% of a core, every 6 s 6-8% (benchmarks.
+# bench_live, issue 26); what is left is CPU a move's redraws need not share.
+FOLLOW_POLL_S = 6.0
 IDLE_POLL_S = 3.0     # a member's check whether the class went live
 SHARED_READ_S = 0.3   # a process's students share one read of their class's live state for this long
 

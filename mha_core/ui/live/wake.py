@@ -34,7 +34,9 @@ WATCH_S = 0.1     # how often the watcher reads the live version of each watched
 # woken once after SILENT_S and again at the next move, which restarts its poll; one that closed is dropped at once
 # (no session to wake).
 FORGET_S = 900.0
-SILENT_S = 6.0    # three polls (FOLLOW_POLL_S) missed after drawing a version: the poll's timer was lost
+# Two polls (FOLLOW_POLL_S) missed after drawing a version: the poll's timer was lost. Woken then, it beats again
+# before the teacher's count of who is here (classroom.live_lesson.PRESENT_S) lets it go.
+SILENT_S = 13.0
 
 
 class Watcher:
