@@ -24,11 +24,57 @@ BARE_APP = textwrap.dedent("""\
 
 
     @st.cache_resource(show_spinner=False)
-    def cells(h: int, k: int):
+    def cells(h: int, k: int, n_rows: int = 8, n_cols: int = 8):
         \"\"\"Chart k's rows at h, as Arrow, built once (the app builds each chart's data once per input, too).\"\"\"
         import pyarrow as pa
-        rows = [(r, c, ((r * 7 + c * 3 + h + k) % 11) / 10) for r in range(8) for c in range(8)]
+        rows = [(r, c, ((r * 7 + c * 3 + h + k) % 11) / 10) for r in range(n_rows) for c in range(n_cols)]
         return pa.table({name: [row[i] for row in rows] for i, name in enumerate(("row", "col", "value"))})
+
+
+    # A lead for issue 26 (?canvas=1): the charts' cells drawn on a canvas by a component of the page's own
+    # (st.components.v2: its JavaScript runs in the page, no iframe) from the values each run sends, with row labels
+    # and a hover tooltip, instead of by Vega; benchmarks.bench_canvas times both.
+    CANVAS_JS = \"\"\"
+    export default function ({ data, parentElement }) {
+      const host = parentElement.host || parentElement;
+      let c = parentElement.querySelector("canvas");
+      if (!c) {
+        c = document.createElement("canvas");
+        c.style.width = "100%"; c.style.height = "220px"; c.setAttribute("role", "img");
+        parentElement.appendChild(c);
+      }
+      const w = host.clientWidth || 600, h = 220, dpr = window.devicePixelRatio || 1;
+      c.width = w * dpr; c.height = h * dpr; c.setAttribute("aria-label", data.label);
+      const g = c.getContext("2d"); g.scale(dpr, dpr); g.clearRect(0, 0, w, h);
+      const R = data.rows, C = data.cols, v = data.values, x0 = 30, cw = (w - x0) / C, ch = (h - 20) / R;
+      g.font = "10px sans-serif"; g.fillStyle = getComputedStyle(host).color;
+      for (let r = 0; r < R; r++) g.fillText(String(r), 10, r * ch + ch / 2 + 3);
+      for (let r = 0; r < R; r++) for (let k = 0; k < C; k++) {
+        const x = v[r * C + k]; g.fillStyle = `rgb(${255 - 200 * x},${255 - 120 * x},${255 - 40 * x})`;
+        g.fillRect(x0 + k * cw, r * ch, cw + 0.5, ch + 0.5);
+      }
+      c.onmousemove = (e) => {
+        const k = Math.floor((e.offsetX - x0) / cw), r = Math.floor(e.offsetY / ch);
+        c.title = r >= 0 && r < R && k >= 0 && k < C ? `row ${r}, col ${k}: ${v[r * C + k].toFixed(3)}` : "";
+      };
+    }
+    \"\"\"
+
+
+    @st.cache_resource(show_spinner=False)
+    def canvas_component():
+        \"\"\"The component, registered once per process (a name registered again is logged as a warning).\"\"\"
+        return st.components.v2.component("floor_canvas", js=CANVAS_JS)
+
+
+    def chart(h: int, k: int, n_rows: int, n_cols: int, canvas: bool) -> None:
+        \"\"\"Chart k at h: Vega's heatmap of the rows, or the same values on the page's own canvas.\"\"\"
+        data = cells(h, k, n_rows, n_cols)
+        if not canvas:
+            st.vega_lite_chart(data, HEATMAP, width="stretch")
+            return
+        canvas_component()(data={"rows": n_rows, "cols": n_cols, "values": data.column("value").to_pylist(),
+                   "label": f"chart {k}"}, key=f"canvas{k}")
 
 
     def paragraph(i: int) -> None:
@@ -53,8 +99,10 @@ BARE_APP = textwrap.dedent("""\
     def page() -> None:
         h = st.slider("h", 1, 16, 4, key="h")
         st.write(h)
+        n_rows = int(st.query_params.get("rows", 8))  # ?rows=10: each chart 10 x 64 (a lesson page's 640 cells)
+        n_cols = 8 if n_rows == 8 else 64
         for k in range(int(st.query_params.get("charts", st.query_params.get("chart", 0)))):  # ?chart=1 for one
-            st.vega_lite_chart(cells(h, k), HEATMAP, width="stretch")
+            chart(h, k, n_rows, n_cols, st.query_params.get("canvas") == "1")
         for i, kind in enumerate(filter(None, st.query_params.get("kinds", "").split(","))):
             KINDS.get(kind, paragraph)(i)
         for i in range(int(st.query_params.get("elements", 0))):  # the floor of a page's size: unchanged paragraphs

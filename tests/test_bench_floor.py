@@ -63,3 +63,27 @@ def test_the_frame_floor_draws_what_every_lesson_page_draws_before_its_own_conte
     assert not at.exception
     assert len(at.slider) == 2 and len(at.get("button_group")) == 1 and len(at.metric) == 1
     assert len(at.get("vega_lite_chart")) == 1 and len(at.markdown) == 3  # the bare page's line, a title, a lead
+
+
+def test_the_canvas_lead_draws_the_same_cells_by_vega_and_by_the_pages_own_component():
+    """benchmarks.bench_canvas times three 10 x 64 heatmaps drawn by Vega against the same values drawn by a
+    st.components.v2 canvas: both pages must draw three charts of 640 cells each, and only their way differs."""
+    import json
+
+    import pyarrow as pa
+
+    drawn = {}
+    for canvas in ("0", "1"):
+        at = AppTest.from_string(BARE_APP, default_timeout=60)
+        at.query_params.update({"charts": "3", "rows": "10", "canvas": canvas})
+        at.run()
+        assert not at.exception
+        drawn[canvas] = (at.get("vega_lite_chart"), at.get("bidi_component"))
+    vega, none = drawn["0"]
+    assert len(vega) == 3 and len(none) == 0
+    assert [pa.ipc.open_stream(c.proto.data.data).read_all().num_rows for c in vega] == [640] * 3
+    none, canvas = drawn["1"]
+    assert len(none) == 0 and len(canvas) == 3
+    data = [json.loads(c.proto.json) for c in canvas]
+    assert [(d["rows"], d["cols"], len(d["values"])) for d in data] == [(10, 64, 640)] * 3
+    assert data[0]["values"] != data[1]["values"]  # each chart its own values, as the Vega page's
