@@ -27,7 +27,7 @@ from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 
 def cases(charts: int, rows: int) -> list[Case]:
     """The bare page alone, with the Vega charts, with the canvas charts."""
-    query = f"?charts={charts}&rows={rows}"
+    query = f"?charts={charts}&rows={rows}&cols=64"
     return [BARE, Case(f"{charts} Vega charts", query, "slider:h"),
             Case(f"{charts} canvas charts", f"{query}&canvas=1", "slider:h")]
 

@@ -73,8 +73,9 @@ BARE_APP = textwrap.dedent("""\
         if not canvas:
             st.vega_lite_chart(data, HEATMAP, width="stretch")
             return
-        canvas_component()(data={"rows": n_rows, "cols": n_cols, "values": data.column("value").to_pylist(),
-                   "label": f"chart {k}"}, key=f"canvas{k}")
+        values = data.column("value").to_pylist()
+        canvas_component()(data={"rows": n_rows, "cols": n_cols, "values": values, "label": f"chart {k}"},
+                           key=f"canvas{k}")
 
 
     def paragraph(i: int) -> None:
@@ -99,8 +100,8 @@ BARE_APP = textwrap.dedent("""\
     def page() -> None:
         h = st.slider("h", 1, 16, 4, key="h")
         st.write(h)
-        n_rows = int(st.query_params.get("rows", 8))  # ?rows=10: each chart 10 x 64 (a lesson page's 640 cells)
-        n_cols = 8 if n_rows == 8 else 64
+        n_rows = int(st.query_params.get("rows", 8))  # ?rows=10&cols=64: each chart a lesson chart's 640 cells
+        n_cols = int(st.query_params.get("cols", 8))
         for k in range(int(st.query_params.get("charts", st.query_params.get("chart", 0)))):  # ?chart=1 for one
             chart(h, k, n_rows, n_cols, st.query_params.get("canvas") == "1")
         for i, kind in enumerate(filter(None, st.query_params.get("kinds", "").split(","))):

@@ -75,7 +75,7 @@ def test_the_canvas_lead_draws_the_same_cells_by_vega_and_by_the_pages_own_compo
     drawn = {}
     for canvas in ("0", "1"):
         at = AppTest.from_string(BARE_APP, default_timeout=60)
-        at.query_params.update({"charts": "3", "rows": "10", "canvas": canvas})
+        at.query_params.update({"charts": "3", "rows": "10", "cols": "64", "canvas": canvas})
         at.run()
         assert not at.exception
         drawn[canvas] = (at.get("vega_lite_chart"), at.get("bidi_component"))
