@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     import altair as alt
     import pandas as pd
 
+# A chart drawn as pixels (base.with_pictures, pipeline.columns_by_head, real's head views) carries its pictures in
+# the frame's IMAGE column and marks the rows the browser draws in DRAW; the rest of the frame is every cell, for the
+# table view and the CSV (ui.render.rows_to_draw, ui.render.drawn_as_pixels).
+IMAGE = "_image"
+DRAW = "_draw"
+
 
 def spec_and_data(chart: alt.TopLevelMixin | dict) -> tuple[dict, pd.DataFrame | None]:
     """A chart as (Vega-Lite spec without its data, the data frame): the spec can be cached and the

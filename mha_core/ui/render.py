@@ -20,7 +20,7 @@ import pyarrow as pa
 import streamlit as st
 from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
-from mha_core.charts.spec import arguments_digest, as_table, spec_and_data
+from mha_core.charts.spec import DRAW, IMAGE, arguments_digest, as_table, spec_and_data
 from mha_core.errors import LabError
 from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
 from mha_core.inputs import MAX_TOKENS
@@ -45,7 +45,6 @@ _PANELS_CSS = f'<style>[class*="st-key-{PANELS}_"] {{ overflow-x: auto; }}</styl
 # A table wider than a phone (the glossary's four columns) scrolls sideways in place instead of being cut off.
 _TABLE_CSS = '<style>[data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; }</style>'
 FRAME = "frame"  # the name a chart's frame is drawn under (see _figure_of)
-DRAW = "_draw"   # a frame's column saying which rows the browser draws (see rows_to_draw)
 TABLE = "table"  # key prefix of the box around a table with prose columns (see table)
 PROSE_WIDTH = "min(18em, 75vw)"  # a prose column's least width: about 40 Latin or 18 Chinese characters a line
 SHAPES_PROSE_WIDTH = "min(11em, 33vw)"  # the shapes table's "what it is", beside a name and a shape kept whole
@@ -281,7 +280,7 @@ def rows_to_draw(data: pa.Table) -> pa.Table:
 def drawn_as_pixels(data: pa.Table | None) -> bool:
     """A matrix chart drawn as one image (charts.base.PIXEL_CELLS) whose frame still has every cell (row, col, value):
     its numbers are in the table view and the CSV, which the page says under it."""
-    return data is not None and {"row", "col", "value", "_image"} <= set(data.column_names)
+    return data is not None and {"row", "col", "value", IMAGE} <= set(data.column_names)
 
 
 def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes,
