@@ -52,8 +52,9 @@ if trace.d_head > PER_HEAD:
 st.subheader(t("split.heads_title", m=which, h=trace.n_heads, n=len(labels), d_head=trace.d_head))
 keep = np.arange(min(trace.d_head, PER_HEAD))
 render.chart(pipeline.head_grid, per_head[:, :, keep], labels, [str(c) for c in keep],
-             [render.head_title(wt, i) for i in range(trace.n_heads)], value_title=t("split.value"), signed=True,
-             show_col_labels=False, size=150, export=chart_downloads.Export("heads"))
+             [render.head_title(wt, i) for i in range(trace.n_heads)], row_title=t("split.token"),
+             col_title=t("split.dim"), value_title=t("split.value"), signed=True, show_col_labels=False, size=150,
+             export=chart_downloads.Export("heads"))
 
 st.subheader(t("split.check_title"))
 c1, c2 = st.columns(2)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from mha_core.ui.canvas import NAME as CANVAS
 from mha_core.ui.render import FRAME
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,3 +93,24 @@ def chart_bytes(chart: object) -> bytes:
     proto = chart.proto
     return proto.spec.encode() + proto.data.SerializeToString(deterministic=True) + b"".join(
         d.SerializeToString(deterministic=True) for d in proto.datasets)
+
+
+def canvases(at: AppTest) -> list[dict]:
+    """The matrix charts the page painted on the app's canvas (ui.canvas), each as the data the browser got."""
+    return [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
+
+
+def charts(at: AppTest) -> list[object]:
+    """Every chart the page drew, by Vega or on the app's canvas, in no particular order."""
+    return list(at.get("vega_lite_chart")) + [e for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
+
+
+def panel_values(panel: dict) -> np.ndarray:
+    """A canvas panel's values as the browser decodes them: (rows, cols) float32."""
+    flat = np.frombuffer(base64.b64decode(panel["values"]), dtype="<f4")
+    return flat.reshape(panel["n_rows"], panel["n_cols"])
+
+
+def panel_colours(panel: dict) -> np.ndarray:
+    """A canvas panel's cell colours as the browser decodes them: (rows, cols, 4) uint8 RGBA."""
+    return np.frombuffer(base64.b64decode(panel["rgba"]), dtype=np.uint8).reshape(panel["n_rows"], panel["n_cols"], 4)

@@ -13,7 +13,7 @@ import pytest
 from defusedxml import ElementTree
 from streamlit.runtime.media_file_manager import MediaFileManager
 
-from apphelpers import open_page
+from apphelpers import charts, open_page
 from mha_core.diagrams import pipeline_svg
 from mha_core.i18n import translate
 from mha_core.settings import CAUSAL, D_HEAD, D_MODEL, FIXED, H_DIV, SEED, SENTENCE, WEIGHT_MODE, H, resolve
@@ -141,6 +141,6 @@ def test_every_chart_of_a_page_has_its_downloads(page):
     """Fails if a page's charts lose their downloads: one menu per chart drawn, labelled in the language."""
     at = open_page(page, "en")
     assert not at.exception
-    charts = len(at.get("vega_lite_chart"))
+    drawn = len(charts(at))
     menus = [m.proto.popover.label for m in at.get("popover")]
-    assert charts and menus == ["Download"] * charts
+    assert drawn and menus == ["Download"] * drawn

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from apphelpers import open_page, shown_text, tables
+from apphelpers import canvases, charts, open_page, panel_values, shown_text, tables
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import tokenize
 from mha_core.ui.nav import PAGES
@@ -167,12 +168,12 @@ HEATMAP_PAGES = [p for p in PIPELINE if p.key != "overview"]  # pages that draw 
 @pytest.mark.parametrize("page", HEATMAP_PAGES, ids=[p.key for p in HEATMAP_PAGES])
 def test_table_view_shows_the_numbers_behind_the_heatmaps(page):
     at = open_page(page.script, "en")
-    charts_before = len(at.get("vega_lite_chart"))
+    charts_before = len(charts(at))
     assert charts_before >= 1
     at.sidebar.toggle(key="tables").set_value(True).run()
     assert not at.exception
     assert len(at.dataframe) >= 1
-    assert len(at.get("vega_lite_chart")) < charts_before
+    assert len(charts(at)) < charts_before
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -283,19 +284,24 @@ def test_the_pipeline_diagram_is_an_image_drawn_on_the_server_with_the_live_shap
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_at_sixteen_heads_and_24_tokens_attend_draws_pixels_and_says_where_the_numbers_are(lang):
-    """h = 16 with 24 tokens: attend's head grid (9,216 cells) is one image per head, the page says the numbers are
-    in the table view, and the table view still has every head's 24 × 24 weights."""
+def test_at_sixteen_heads_and_24_tokens_attend_paints_every_cell_with_the_value_the_table_view_shows(lang):
+    """h = 16 with 24 tokens: attend's head grid (9,216 cells) is painted on the app's canvas, one panel per head,
+    each cell with its value for the tooltip: the same numbers as the table view's 16 matrices of 24 × 24."""
     sentence = " ".join(f"w{i}" for i in range(24))
     at = open_page("pages/attend.py", lang, fixed=False, h=16, d_head=64, sentence=sentence)
     assert not at.exception
-    note = translate(lang, "common.pixels_note", cells=16 * 24 * 24, tables=translate(lang, "common.tables"))
-    assert note in [c.value for c in at.caption]
+    (grid,) = [c for c in canvases(at) if len(c["panels"]) > 1]
+    painted = [panel_values(p) for p in grid["panels"]]
+    assert len(painted) == 16 and all(v.shape == (24, 24) for v in painted)
+    assert translate(lang, "common.canvas_grid", n=16, rows=24, cols=24,
+                     tables=translate(lang, "common.tables")) == grid["label"]
     at.session_state["tables"] = True
     at.run()
-    assert note not in [c.value for c in at.caption]
+    assert not [c for c in canvases(at) if len(c["panels"]) > 1]
     grids = [d.value for d in at.dataframe if d.value.shape == (24, 24)]
     assert len(grids) >= 16 and not any(str(c).startswith("_") for g in grids for c in g.columns)
+    for shown, table in zip(painted, grids[:16], strict=True):
+        np.testing.assert_allclose(shown, table.to_numpy(dtype=float), atol=1e-4)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -307,11 +313,11 @@ def test_myths_draws_only_its_open_tab(lang):
     assert not at.exception
     shown = [m.value for m in at.markdown]
     assert verdicts[0] in shown and verdicts[1] not in shown
-    assert len(at.get("vega_lite_chart")) == 1  # W^Q only: not the rank and accuracy charts of the second tab
+    assert len(charts(at)) == 1  # W^Q only: not the rank and accuracy charts of the second tab
     at.session_state[MYTHS_TAB_KEY] = translate(lang, "myths.tab3")  # what the browser sends when it is opened
     at.run()
     shown = [m.value for m in at.markdown]
-    assert verdicts[1] in shown and verdicts[0] not in shown and not at.get("vega_lite_chart")
+    assert verdicts[1] in shown and verdicts[0] not in shown and not charts(at)
     at.switch_page("pages/split.py").run()
     at.switch_page("pages/myths.py").run()
     assert verdicts[1] in [m.value for m in at.markdown]

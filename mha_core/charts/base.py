@@ -19,7 +19,8 @@ import pandas as pd
 from altair.utils import schemapi
 
 from mha_core.charts import raster
-from mha_core.charts.palette import OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, head_scale, nice_limit
+from mha_core.charts.matrix import PIXEL_CELLS, heat_domain
+from mha_core.charts.palette import OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, head_scale
 from mha_core.charts.spec import as_table, for_browser, in_data_order, spec_and_data
 
 # Altair validates every schema object as it is built (its "debug mode"), ~40% of building a heatmap.
@@ -30,11 +31,7 @@ schemapi.disable_debug_mode()
 # Fill the container's width, but let `height` mean the plot itself (not plot + axes + legend).
 FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
 
-# A heatmap (or a grid of them, or column blocks) of more cells is drawn as pixels, one image instead of a Vega mark
-# per cell (issue 26): myths' 64 × 64 W^Q as 4,096 marks took ~65 ms of the browser's main thread per move of h at
-# 1x; at h = 16 and 24 tokens attend's head grid was 9,216 marks and a move took 400 ms at 1x, 2 s on a slow phone.
-# Its numbers stay in the table view and the CSV (the frame keeps every cell; render.chart says so under it).
-PIXEL_CELLS = 2_048
+# PIXEL_CELLS (charts.matrix): a heatmap of more cells is drawn by Vega as one image instead of a mark per cell.
 AXIS_LABELS = 32  # labels on a pixel heatmap's axis at most (every k-th)
 
 
@@ -104,10 +101,7 @@ def heatmap(
     """A matrix as coloured cells with tooltips (row, column, value); of more than ``pixel_cells`` cells (None:
     never), one image on the same colour scale (its numbers in the table view and the CSV)."""
     df = matrix_frame(m, rows, cols, "value")
-    if domain is None:
-        finite = m[np.isfinite(m)]
-        lim = nice_limit(float(np.max(np.abs(finite)))) if finite.size else 1.0  # a round end: see nice_limit
-        domain = (-lim, lim) if signed else (0.0, lim)
+    domain = heat_domain(m, signed, domain)
     scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
     scale = alt.Scale(scheme=scheme, domain=list(domain))
     colour = alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom"))

@@ -20,19 +20,8 @@ from mha_core.charts.base import (
     pixel_scale,
     with_pictures,
 )
-from mha_core.charts.palette import OKABE_ITO, head_scale, nice_limit
-
-PER_HEAD_COLUMNS = 16  # columns of each head drawn by columns_by_head (see column_subset)
-MIN_OPACITY = 0.12     # a cell of value 0 still shows its head's colour this much
-
-
-def column_subset(width: int, n_heads: int, per_head: int = PER_HEAD_COLUMNS) -> np.ndarray:
-    """Indices of at most ``per_head`` leading columns of each head's block (all when narrow).
-
-    A 1024-column heatmap is unreadable on a projector and heavy to send; charts say when they cut.
-    """
-    d = width // n_heads
-    return np.concatenate([np.arange(i * d, i * d + min(d, per_head)) for i in range(n_heads)])
+from mha_core.charts.matrix import PER_HEAD_COLUMNS, block_colours, column_subset
+from mha_core.charts.palette import head_scale, nice_limit
 
 
 def columns_by_head(
@@ -69,15 +58,6 @@ def columns_by_head(
         )
         .properties(width="container", height=size, autosize=FIT_WIDTH)
     )
-
-
-def block_colours(strength: np.ndarray, head_of_col: np.ndarray) -> np.ndarray:
-    """(n, c) strengths in [0, 1] and each column's head → (n, c, 3) uint8: the head's colour at the opacity the
-    marks' version gives the cell (MIN_OPACITY..1) over white, as the browser would blend it."""
-    rgb = np.array([[int(palette_hex[k:k + 2], 16) for k in (1, 3, 5)] for palette_hex in OKABE_ITO], dtype=float)
-    alpha = (MIN_OPACITY + (1 - MIN_OPACITY) * np.clip(strength, 0, 1))[..., None]
-    colour = rgb[head_of_col % len(OKABE_ITO)][None, :, :]
-    return np.rint(alpha * colour + (1 - alpha) * 255).astype(np.uint8)
 
 
 def _blocks_as_pixels(df: pd.DataFrame, n: int, head_of_col: np.ndarray, *, title: str, row_title: str,

@@ -20,6 +20,7 @@ import pyarrow as pa
 import streamlit as st
 from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
+from mha_core.charts.matrix import CANVASES
 from mha_core.charts.spec import DRAW, IMAGE, arguments_digest, as_table, spec_and_data
 from mha_core.errors import LabError
 from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
@@ -28,7 +29,7 @@ from mha_core.lru import MIB, ByteLRU, nbytes
 from mha_core.markdown import escape_params, prose_columns, table_markdown
 from mha_core.quiz import load_questions
 from mha_core.settings import TABLES
-from mha_core.ui import chart_downloads, compute
+from mha_core.ui import canvas, chart_downloads, compute
 from mha_core.ui import frame as page_frame
 from mha_core.ui.i18n import lang, t
 from mha_core.ui.nav import PAGES, spec
@@ -200,11 +201,12 @@ class Figure:
     data: pa.Table | None    # the frame (the table view, the CSV, the images); drawn holds its bytes
     drawn: dict              # the spec as st.vega_lite_chart gets it: every data set, the frame too, as Arrow IPC bytes
     panels: str | None       # the field a chart of panels splits its data by (None: a single chart)
+    canvas: dict | None      # a matrix chart as the app's canvas draws it (charts.matrix), instead of Vega; else None
 
 
 def _figure_bytes(f: Figure) -> int:
     """What a Figure costs the cache: its specs and its frame's Arrow buffers."""
-    return nbytes(f.spec) + nbytes(f.drawn) + (0 if f.data is None else f.data.nbytes)
+    return nbytes(f.spec) + nbytes(f.drawn) + nbytes(f.canvas) + (0 if f.data is None else f.data.nbytes)
 
 
 FIGURES = ByteLRU(128 * MIB, size=_figure_bytes)  # every chart drawn, once per distinct input, for the process
@@ -229,7 +231,9 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
             sets[FRAME] = convert_anything_to_arrow_bytes(rows_to_draw(data))
         if sets:
             drawn["datasets"] = sets
-        return Figure(spec, data, drawn, _panel_field(spec))
+        painted = CANVASES.get(name)
+        paint = None if painted is None else painted(*args, **kwargs).payload()
+        return Figure(spec, data, drawn, _panel_field(spec), paint)
     return FIGURES.get((name, digest), build)
 
 
@@ -255,6 +259,8 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
     tables = bool(st.session_state.get(TABLES.key)) and f.data is not None
     if tables:
         _as_tables(f.spec, f.data.to_pandas())
+    elif f.canvas is not None:
+        canvas.matrix(f.canvas, f"{key}_canvas", t(TABLES.label))
     elif f.panels is None:
         st.vega_lite_chart(None, f.drawn, width="stretch")
     else:
@@ -264,7 +270,7 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
         with st.container(key=f"{PANELS}_{key}"):
             st.html(_PANELS_CSS)  # static style only; no user text
             st.vega_lite_chart(None, f.drawn, width="content")
-    if not tables and drawn_as_pixels(f.data):
+    if not tables and f.canvas is None and drawn_as_pixels(f.data):
         st.caption(t("common.pixels_note", cells=f.data.num_rows, tables=t(TABLES.label)))
     _downloads(builder, name, args, kwargs, digest, export, key, images=not tables and (
         f.data is None or f.data.num_rows <= MAX_IMAGE_ROWS))

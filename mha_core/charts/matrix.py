@@ -1,0 +1,200 @@
+"""Matrix charts as the browser draws them: the colour of every cell, its value and the chart's labels, for the app's
+own canvas (assets/charts/matrix_canvas.js, mounted by ``ui.canvas``) instead of a Vega view.
+
+Vega builds a chart's scenegraph, axes and legend anew on every slider move, in Streamlit's CSP-safe expression
+interpreter: three heatmaps took 78-118 ms of the browser's main thread per move at 1x, a canvas that only paints
+the cells 45-54 ms (benchmarks/bench_canvas.py). Here the server computes everything the canvas paints: each
+cell's colour on Vega's own scheme (``raster``), the legend's ramp, and the labels; the browser decodes two arrays
+and paints. The Altair builders of the same charts stay (``base.heatmap``, ``pipeline.head_grid``,
+``pipeline.columns_by_head``): their specs make the SVG and PNG downloads, their frames the table view and the CSV.
+Each function here takes exactly its builder's arguments (tests/test_matrix_canvas.py checks the signatures).
+
+No Altair or pandas here: a page's first chart must not wait for them to draw.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from mha_core.charts import raster
+from mha_core.charts.palette import OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, nice_limit
+
+# The Altair builders (whose specs make the SVG and PNG downloads) draw a heatmap, grid or column blocks of more cells
+# as one image instead of a Vega mark per cell (issue 26: at h = 16 and 24 tokens attend's head grid was 9,216 marks,
+# 400 ms of a move at 1x); the canvas paints any size alike.
+PIXEL_CELLS = 2_048
+PER_HEAD_COLUMNS = 16  # columns of each head drawn by columns_by_head (see column_subset)
+MIN_OPACITY = 0.12     # a cell of value 0 still shows its head's colour this much
+LEGEND_STOPS = 16      # colours of a legend's ramp (a CSS-like linear gradient between them)
+ROW_LABELS = 32        # labels on a heatmap's row axis at most (every k-th), as base.AXIS_LABELS
+BLOCK_ROW_LABELS = 16  # ... on columns_by_head's (W^Q's 64 rows: every 4th)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One matrix of a chart: its title (a head's, or none) and, for each cell in row-major order, its RGBA colour
+    and its value (NaN: masked, drawn transparent)."""
+
+    title: str
+    n_rows: int
+    n_cols: int
+    rgba: str    # base64 of n_rows · n_cols · 4 bytes
+    values: str  # base64 of n_rows · n_cols little-endian float32
+
+
+@dataclass(frozen=True)
+class Legend:
+    """A colour ramp over ``domain`` (heatmaps) or one swatch per head (column blocks)."""
+
+    title: str
+    ramp: tuple[str, ...] = ()                 # "#rrggbb" at LEGEND_STOPS even steps of the domain
+    domain: tuple[float, float] = (0.0, 1.0)
+    swatches: tuple[tuple[str, str], ...] = ()  # (label, "#rrggbb")
+
+
+@dataclass(frozen=True)
+class MatrixCanvas:
+    """Everything the canvas draws of one chart; ``payload()`` is what the browser gets."""
+
+    title: str
+    panels: tuple[Panel, ...]
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    row_title: str
+    col_title: str
+    value_title: str
+    legend: Legend
+    height: int                       # a single panel's plot height, px (a grid's panels are square, at most this)
+    per_row: int = 0                  # panels to a row at most (0: one panel, as wide as the column)
+    show_col_labels: bool = True
+    row_labels: int = ROW_LABELS
+    col_heads: tuple[str, ...] = ()   # each column's head (column blocks), named in its tooltip
+    head_starts: tuple[int, ...] = ()  # the first column of each head's block: a thin line between blocks
+
+    def payload(self) -> dict:
+        """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
+        out = asdict(self)
+        out["digest"] = hashlib.blake2b(repr(out).encode(), digest_size=10).hexdigest()
+        return out
+
+
+def _b64(a: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
+
+
+def panel(title: str, rgba: np.ndarray, values: np.ndarray) -> Panel:
+    """A panel of (n, m, 4) uint8 colours and (n, m) values."""
+    n, m = values.shape
+    return Panel(title, n, m, _b64(rgba.astype(np.uint8)), _b64(np.asarray(values, dtype="<f4")))
+
+
+def ramp(scheme: str) -> tuple[str, ...]:
+    """LEGEND_STOPS colours of Vega's ``scheme``, low to high."""
+    table = raster.scheme(scheme)
+    picks = np.rint(np.linspace(0, len(table) - 1, LEGEND_STOPS)).astype(int)
+    return tuple("#{:02x}{:02x}{:02x}".format(*table[k]) for k in picks)
+
+
+def heat_domain(m: np.ndarray, signed: bool, domain: tuple[float, float] | None = None) -> tuple[float, float]:
+    """A heatmap's colour domain: the one given, else 0..(round end of the largest |value|), ± for signed values."""
+    if domain is not None:
+        return float(domain[0]), float(domain[1])
+    finite = m[np.isfinite(m)]
+    lim = nice_limit(float(np.max(np.abs(finite)))) if finite.size else 1.0  # a round end: see nice_limit
+    return (-lim, lim) if signed else (0.0, lim)
+
+
+def heatmap(
+    m: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    title: str = "",
+    row_title: str = "",
+    col_title: str = "",
+    value_title: str = "value",
+    signed: bool = False,
+    domain: tuple[float, float] | None = None,
+    size: int = 220,
+    show_col_labels: bool = True,
+    pixel_cells: int | None = PIXEL_CELLS,  # noqa: ARG001 - base.heatmap's switch to an image
+) -> MatrixCanvas:
+    """base.heatmap's chart: one panel, the column's width, ``size`` px high."""
+    lo, hi = heat_domain(m, signed, domain)
+    scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
+    return MatrixCanvas(title, (panel("", raster.on_scale(m, (lo, hi), scheme), m),), _labels(rows), _labels(cols),
+                        row_title, col_title, value_title, Legend(value_title, ramp(scheme), (lo, hi)), size,
+                        show_col_labels=show_col_labels)
+
+
+def head_grid(
+    mats: np.ndarray, rows: Sequence[str], cols: Sequence[str], titles: Sequence[str], *, row_title: str = "",
+    col_title: str = "", value_title: str = "value", signed: bool = False, show_col_labels: bool = True,
+    per_row: int = 4, size: int = 170,
+) -> MatrixCanvas:
+    """pipeline.head_grid's chart: one square panel per head, ``per_row`` to a row at most, on one colour scale
+    (weights 0..1; signed values ± the round end of the largest |value| of any head)."""
+    lo, hi = heat_domain(mats, signed, None if signed else (0.0, 1.0))
+    scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
+    panels = tuple(panel(str(titles[i]), raster.on_scale(mats[i], (lo, hi), scheme), mats[i])
+                   for i in range(mats.shape[0]))
+    return MatrixCanvas("", panels, _labels(rows), _labels(cols), row_title, col_title, value_title,
+                        Legend(value_title, ramp(scheme), (lo, hi)), size, per_row=per_row,
+                        show_col_labels=show_col_labels)
+
+
+def column_subset(width: int, n_heads: int, per_head: int = PER_HEAD_COLUMNS) -> np.ndarray:
+    """Indices of at most ``per_head`` leading columns of each head's block (all when narrow).
+
+    A 1024-column heatmap is unreadable on a projector and heavy to send; charts say when they cut.
+    """
+    d = width // n_heads
+    return np.concatenate([np.arange(i * d, i * d + min(d, per_head)) for i in range(n_heads)])
+
+
+def block_colours(strength: np.ndarray, head_of_col: np.ndarray) -> np.ndarray:
+    """(n, c) strengths in [0, 1] and each column's head → (n, c, 3) uint8: the head's colour at the opacity the
+    marks' version gives the cell (MIN_OPACITY..1) over white, as the browser would blend it."""
+    rgb = np.array([[int(palette_hex[k:k + 2], 16) for k in (1, 3, 5)] for palette_hex in OKABE_ITO], dtype=float)
+    alpha = (MIN_OPACITY + (1 - MIN_OPACITY) * np.clip(strength, 0, 1))[..., None]
+    colour = rgb[head_of_col % len(OKABE_ITO)][None, :, :]
+    return np.rint(alpha * colour + (1 - alpha) * 255).astype(np.uint8)
+
+
+def columns_by_head(
+    m: np.ndarray, n_heads: int, rows: Sequence[str], *, title: str = "", head_label: str = "head",
+    row_title: str = "", col_title: str = "", size: int = 220, per_head: int = PER_HEAD_COLUMNS,
+    largest_title: str = "largest |value|",  # noqa: ARG001 - the Vega picture's per-head tooltip; here every cell has one
+) -> MatrixCanvas:
+    """pipeline.columns_by_head's chart: (n, h·d) as column blocks, one colour per head, stronger where |value| is
+    larger; each cell's tooltip names its head, row, column and value."""
+    n, width = m.shape
+    d = width // n_heads
+    keep = column_subset(width, n_heads, per_head)
+    shown = np.asarray(m[:, keep], dtype=float)
+    strength = np.abs(shown) / max(float(np.max(np.abs(m))), 1e-12)
+    rgb = block_colours(strength, keep // d)
+    rgba = np.concatenate([rgb, np.full((*rgb.shape[:2], 1), 255, np.uint8)], axis=-1)
+    heads = [f"{head_label} {i}" for i in range(n_heads)]
+    starts = tuple(int(k) for k in np.flatnonzero(np.r_[True, np.diff(keep // d) != 0]))
+    legend = Legend("", swatches=tuple((heads[i], head_colour(i)) for i in range(n_heads)))
+    return MatrixCanvas(title, (panel("", rgba, shown),), _labels(rows), _labels(str(j) for j in keep), row_title,
+                        col_title, "value", legend, size, show_col_labels=False, row_labels=BLOCK_ROW_LABELS,
+                        col_heads=tuple(heads[j // d] for j in keep), head_starts=starts)
+
+
+def _labels(xs: Sequence[str] | object) -> tuple[str, ...]:
+    return tuple(str(x) for x in xs)  # type: ignore[union-attr]
+
+
+# Which Altair builder each canvas draws, by the builder's name as ui.render.builder_name gives it.
+CANVASES: dict[str, Callable[..., MatrixCanvas]] = {
+    "mha_core.charts.base.heatmap": heatmap,
+    "mha_core.charts.pipeline.head_grid": head_grid,
+    "mha_core.charts.pipeline.columns_by_head": columns_by_head,
+}

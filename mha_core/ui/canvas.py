@@ -1,0 +1,37 @@
+"""The app's own matrix chart: a Streamlit component (st.components.v2, its JavaScript in the page, no iframe) that
+paints a ``charts.matrix.MatrixCanvas`` on a canvas (assets/charts/matrix_canvas.js)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import streamlit as st
+
+from mha_core.ui.i18n import t
+
+SCRIPT = Path(__file__).resolve().parents[2] / "assets" / "charts" / "matrix_canvas.js"
+NAME = "mha_matrix"  # the component's name: one per app (Streamlit warns when a name is registered again)
+
+
+@st.cache_resource(show_spinner=False)
+def _component() -> Callable[..., object]:
+    """The component, registered once per process. Its elements live in the page's own DOM (no shadow root), so the
+    page's font and colours apply and a finished paint is a DOM change the speed benchmark sees."""
+    return st.components.v2.component(NAME, js=SCRIPT.read_text(encoding="utf-8"), isolate_styles=False)
+
+
+def label(payload: dict, tables: str) -> str:
+    """What a screen reader says of the chart: what it is, its size, and where its numbers are."""
+    first = payload["panels"][0]
+    size = {"rows": first["n_rows"], "cols": first["n_cols"], "tables": tables}
+    if len(payload["panels"]) > 1:
+        return t("common.canvas_grid", n=len(payload["panels"]), **size)
+    return t("common.canvas_one", title=payload["title"] or t("common.canvas_untitled"), **size)
+
+
+def matrix(payload: dict, key: str, tables: str) -> None:
+    """Draw one matrix chart (``MatrixCanvas.payload()``) under the widget key ``key``: the same key in every run,
+    so the browser keeps its canvas and repaints it instead of building a new one."""
+    words = [t("common.cell_row"), t("common.cell_col"), t("common.cell_value")]  # a tooltip's names for untitled axes
+    _component()(data={**payload, "label": label(payload, tables), "words": words}, key=key, width="stretch")

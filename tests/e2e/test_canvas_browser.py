@@ -1,0 +1,90 @@
+"""The app's canvas matrix charts in a real browser: what only a browser can see. A pointer over a cell (a mouse,
+or a finger on a phone) shows that cell's row, column and value, as the server sent them (decoded here in Python,
+apart from the page's JavaScript); a move of h repaints the same canvas with new panels. That each cell's value
+and colour are the chart's is AppTest's and the pure tests' job (tests/test_matrix_canvas.py, tests/test_pages.py)."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+
+from harness.server import wait_ready
+
+pytestmark = pytest.mark.e2e
+
+DRAWN = "canvas[data-drawn]"
+# A painted chart's data and where its panels are (the component keeps both on its box; CSS px in the canvas).
+STATE = """(c) => { const box = c.parentElement;
+  return {data: box._data, boxes: box._layout.boxes.map(b => ({x: b.x, y: b.y, w: b.w, h: b.h})),
+          drawn: c.dataset.drawn}; }"""
+TIP = """(c) => { const t = c.parentElement.querySelector('div');
+  return t.style.display === 'none' ? '' : t.textContent; }"""
+
+
+def _values(panel: dict) -> np.ndarray:
+    flat = np.frombuffer(base64.b64decode(panel["values"]), dtype="<f4")
+    return flat.reshape(panel["n_rows"], panel["n_cols"])
+
+
+def _point(canvas, state: dict, r: int, k: int, panel: int = 0) -> tuple[float, float]:  # noqa: ANN001
+    """The page coordinates of the middle of cell (r, k) of a panel."""
+    box, p = state["boxes"][panel], state["data"]["panels"][panel]
+    rect = canvas.bounding_box()
+    x = rect["x"] + box["x"] + (k + 0.5) * box["w"] / p["n_cols"]
+    return x, rect["y"] + box["y"] + (r + 0.5) * box["h"] / p["n_rows"]
+
+
+def _expected(state: dict, r: int, k: int, panel: int = 0) -> str:
+    d, p = state["data"], state["data"]["panels"][panel]
+    lines = [p["title"]] if p["title"] else []
+    row, col, value = (d[f"{a}_title"] or word for a, word in zip(("row", "col", "value"), d["words"], strict=True))
+    lines += [f"{row}: {d['rows'][r]}", f"{col}: {d['cols'][k]}", f"{value}: {_values(p)[r, k]:.3f}"]
+    return "\n".join(lines)
+
+
+def test_a_pointer_over_a_cell_names_it_and_a_move_of_h_repaints_the_same_canvas(browser, server):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    page = ctx.new_page()
+    try:
+        page.goto(f"{server}/split")
+        wait_ready(page)
+        page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length === 3", timeout=30_000)
+        x_chart, grid = page.locator(DRAWN).nth(0), page.locator(DRAWN).nth(2)
+        x_chart.scroll_into_view_if_needed()
+        state = x_chart.evaluate(STATE)
+        page.mouse.move(*_point(x_chart, state, 2, 5))
+        assert x_chart.evaluate(TIP) == _expected(state, 2, 5)
+        grid.scroll_into_view_if_needed()
+        before = grid.evaluate(STATE)
+        assert len(before["data"]["panels"]) == 4
+        page.mouse.move(*_point(grid, before, 3, 1, panel=2))
+        assert grid.evaluate(TIP) == _expected(before, 3, 1, panel=2)
+        handle = grid.element_handle()
+        slider = page.locator(".st-key-h_div input[type=range]")
+        slider.focus()
+        page.keyboard.press("ArrowRight")  # h 4 → 8
+        page.wait_for_function("([c, d]) => c.dataset.drawn !== d", arg=[handle, before["drawn"]], timeout=30_000)
+        after = handle.evaluate(STATE)
+        assert len(after["data"]["panels"]) == 8 and handle.evaluate("c => c.isConnected")  # the same canvas
+    finally:
+        ctx.close()
+
+
+def test_a_tap_on_a_phone_shows_the_cell_s_value(browser, server):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN", has_touch=True, is_mobile=True)
+    page = ctx.new_page()
+    try:
+        page.goto(f"{server}/attend")
+        wait_ready(page)
+        page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length >= 1", timeout=30_000)
+        grid = page.locator(DRAWN).first
+        grid.scroll_into_view_if_needed()
+        state = grid.evaluate(STATE)
+        assert len({round(b["y"]) for b in state["boxes"]}) == 2  # four heads in two rows of two: no sideways scroll
+        x, y = _point(grid, state, 4, 3, panel=1)
+        page.touchscreen.tap(x, y)
+        assert grid.evaluate(TIP) == _expected(state, 4, 3, panel=1)
+    finally:
+        ctx.close()

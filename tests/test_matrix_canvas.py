@@ -1,0 +1,110 @@
+"""The app's canvas matrix charts (mha_core/charts/matrix.py): the same chart as the Vega builder they stand in for,
+cell for cell — each cell's value and its colour on Vega's scheme — with the same labels and legend."""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from apphelpers import panel_colours, panel_values
+from mha_core.charts import base, matrix, palette, pipeline, raster
+from mha_core.charts.spec import spec_and_data
+
+RNG = np.random.default_rng(7)
+ROWS = [f"t{i}" for i in range(6)]
+
+
+@pytest.mark.parametrize("name", sorted(matrix.CANVASES))
+def test_each_canvas_takes_exactly_its_builder_s_arguments(name):
+    """render.chart calls both with the same arguments: a parameter of one the other lacks (or a different default)
+    would draw a different chart, or fail, for some page."""
+    module, func = name.rsplit(".", 1)
+    builder = getattr({"mha_core.charts.base": base, "mha_core.charts.pipeline": pipeline}[module], func)
+    def params(f):  # noqa: ANN001, ANN202
+        return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
+    assert params(matrix.CANVASES[name]) == params(builder)
+
+
+def _domain(spec: dict) -> list[float]:
+    return spec["encoding"]["color"]["scale"]["domain"]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"signed": True}, {"domain": (0.0, 1.0)}, {"signed": True, "domain": (-2, 2)}])
+def test_a_heatmap_paints_every_value_on_the_vega_chart_s_scale(kwargs):
+    m = RNG.normal(size=(6, 9)) * 3
+    if not kwargs.get("signed"):
+        m = np.abs(m)
+    m[1, 2] = np.nan
+    cols = [str(j) for j in range(9)]
+    c = matrix.heatmap(m, ROWS, cols, title="T", row_title="r", col_title="c", value_title="v", **kwargs)
+    spec, _ = spec_and_data(base.heatmap(m, ROWS, cols, title="T", row_title="r", col_title="c", value_title="v",
+                                         **kwargs))
+    lo, hi = _domain(spec)
+    assert c.legend.domain == (lo, hi) and c.legend.title == "v"
+    p = c.payload()["panels"][0]
+    values, colours = panel_values(p), panel_colours(p)
+    np.testing.assert_array_equal(values, m.astype(np.float32))  # NaN where NaN
+    scheme = raster.scheme(palette.SIGNED_SCHEME if kwargs.get("signed") else palette.WEIGHT_SCHEME)
+    for r, k in [(0, 0), (3, 4), (5, 8)]:  # Vega's scheme at the value's step of 256 over the spec's domain
+        step = round(min(max((m[r, k] - lo) / (hi - lo), 0), 1) * 255)
+        assert tuple(colours[r, k]) == (*scheme[step], 255)
+    assert colours[1, 2, 3] == 0  # a missing value is transparent, as Vega leaves it
+    assert (c.rows, c.cols, c.title, c.row_title, c.col_title) == (tuple(ROWS), tuple(cols), "T", "r", "c")
+
+
+def test_a_legend_ramp_runs_through_the_scheme_from_its_first_to_its_last_colour():
+    ramp, table = matrix.ramp("viridis"), raster.scheme("viridis")
+    assert len(ramp) == matrix.LEGEND_STOPS
+    assert ramp[0] == "#{:02x}{:02x}{:02x}".format(*table[0]) and ramp[-1] == "#{:02x}{:02x}{:02x}".format(*table[-1])
+
+
+def test_a_head_grid_is_one_panel_per_head_in_order_on_one_scale():
+    weights = RNG.dirichlet(np.ones(5), size=(3, 5))
+    titles = ["head 0", "head 1", "head 2"]
+    c = matrix.head_grid(weights, ROWS[:5], ROWS[:5], titles, value_title="w")
+    assert [p.title for p in c.panels] == titles and c.per_row == 4
+    spec, _ = spec_and_data(pipeline.head_grid(weights, ROWS[:5], ROWS[:5], titles, value_title="w"))
+    assert list(c.legend.domain) == _domain(spec) == [0.0, 1.0]
+    for i, p in enumerate(c.payload()["panels"]):
+        np.testing.assert_allclose(panel_values(p), weights[i], rtol=1e-6)
+    signed = RNG.normal(size=(2, 4, 4))
+    spec, _ = spec_and_data(pipeline.head_grid(signed, ROWS[:4], ROWS[:4], titles[:2], signed=True))
+    assert list(matrix.head_grid(signed, ROWS[:4], ROWS[:4], titles[:2], signed=True).legend.domain) == _domain(spec)
+
+
+def _picture(uri: str) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGB"))
+
+
+def test_column_blocks_paint_the_colours_of_the_vega_picture_and_name_each_cell_s_head():
+    """At 64 columns the Vega builder draws a picture (each cell a square of pixels): the canvas paints the same
+    colour in each cell, the cells of the drawn columns only, and each column's tooltip names its head."""
+    m = RNG.normal(size=(40, 64))
+    c = matrix.columns_by_head(m, 4, [str(i) for i in range(40)], head_label="head")
+    _, frame = spec_and_data(pipeline.columns_by_head(m, 4, [str(i) for i in range(40)], head_label="head"))
+    picture = _picture(frame["_image"].dropna().iloc[0])
+    kept = pipeline.column_subset(64, 4)
+    colours = panel_colours(c.payload()["panels"][0])
+    assert colours.shape == (40, len(kept), 4)
+    step = picture.shape[0] // 40
+    cells = picture[step // 2::step, step // 2::step][:40, :len(kept)]  # its strengths rounded to 4 decimals
+    np.testing.assert_allclose(colours[..., :3], cells, atol=1)
+    np.testing.assert_array_equal(panel_values(c.payload()["panels"][0]), m[:, kept].astype(np.float32))
+    assert c.cols == tuple(str(j) for j in kept)
+    assert c.col_heads == tuple(f"head {j // 16}" for j in kept) and c.head_starts == (0, 16, 32, 48)
+    assert c.legend.swatches == tuple((f"head {i}", palette.head_colour(i)) for i in range(4))
+
+
+def test_the_digest_follows_every_value_and_label_and_nothing_else():
+    m = RNG.normal(size=(4, 4))
+    one = matrix.heatmap(m, ROWS[:4], ROWS[:4]).payload()
+    assert matrix.heatmap(m.copy(), list(ROWS[:4]), ROWS[:4]).payload() == one
+    nudged = m.copy()
+    nudged[3, 3] += 1e-6
+    assert matrix.heatmap(nudged, ROWS[:4], ROWS[:4]).payload()["digest"] != one["digest"]
+    assert matrix.heatmap(m, ROWS[:4], ["a", "b", "c", "e"]).payload()["digest"] != one["digest"]
