@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apphelpers import open_page, shown_text
+from apphelpers import charts, open_page, shown_text
 from mha_core import cross
 from mha_core.i18n import LANGS, translate
 from mha_core.inputs import MAX_TOKENS
@@ -62,4 +62,4 @@ def test_an_empty_sentence_shows_the_translated_error_and_nothing_else():
     at.text_input(key=ui.TGT_KEY).set_value("   ").run()
     assert not at.exception
     assert [e.value for e in at.error] == [translate("zh", "errors.cross_target_empty")]
-    assert not at.get("vega_lite_chart")
+    assert not charts(at)

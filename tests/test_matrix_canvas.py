@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from apphelpers import panel_colours, panel_values
-from mha_core.charts import base, matrix, palette, pipeline, raster
+from mha_core.charts import base, cross, matrix, palette, pipeline, raster
 from mha_core.charts.spec import spec_and_data
 
 RNG = np.random.default_rng(7)
@@ -24,7 +24,8 @@ def test_each_canvas_takes_exactly_its_builder_s_arguments(name):
     """render.chart calls both with the same arguments: a parameter of one the other lacks (or a different default)
     would draw a different chart, or fail, for some page."""
     module, func = name.rsplit(".", 1)
-    builder = getattr({"mha_core.charts.base": base, "mha_core.charts.pipeline": pipeline}[module], func)
+    builder = getattr({"mha_core.charts.base": base, "mha_core.charts.pipeline": pipeline,
+                       "mha_core.charts.cross": cross}[module], func)
     def params(f):  # noqa: ANN001, ANN202
         return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
     assert params(matrix.CANVASES[name]) == params(builder)
@@ -108,3 +109,25 @@ def test_the_digest_follows_every_value_and_label_and_nothing_else():
     nudged[3, 3] += 1e-6
     assert matrix.heatmap(nudged, ROWS[:4], ROWS[:4]).payload()["digest"] != one["digest"]
     assert matrix.heatmap(m, ROWS[:4], ["a", "b", "c", "e"]).payload()["digest"] != one["digest"]
+
+
+def test_a_masked_map_greys_what_its_vega_chart_greys_and_names_each_cell_s_state():
+    """The colour of a masked cell and the opacity of an ignored row are read from the Vega chart's own spec."""
+    m = RNG.dirichlet(np.ones(4), size=3)
+    allowed = np.array([[True, True, False, False], [True, True, True, False], [True, True, True, True]])
+    states = ("open", "masked", "ignored")
+    args = (m, ["a", "b", "c"], ["w", "x", "y", "z"], allowed)
+    kwargs = {"ignored_rows": (False, False, True), "states": states, "value_title": "weight"}
+    spec, _ = spec_and_data(cross.masked_map(*args, **kwargs))
+    grey = spec["encoding"]["color"]["condition"]["value"]
+    faded = spec["encoding"]["opacity"]["condition"]["value"]
+    p = matrix.masked_map(*args, **kwargs).payload()["panels"][0]
+    colours = panel_colours(p)
+    hex_of = lambda c: "#{:02x}{:02x}{:02x}".format(*c[:3])  # noqa: E731
+    assert hex_of(colours[0, 2]) == grey.lower() and hex_of(colours[1, 3]) == grey.lower()
+    viridis = raster.scheme("viridis")
+    assert tuple(colours[0, 0, :3]) == tuple(viridis[round(m[0, 0] * 255)])
+    assert set(colours[:2, :, 3].ravel()) == {255} and set(colours[2, :, 3].ravel()) == {round(faded * 255)}
+    notes = np.frombuffer(base64.b64decode(p["note_of"]), dtype=np.uint8).reshape(3, 4)
+    assert [[states[k] for k in row] for row in notes.tolist()] == [
+        ["open", "open", "masked", "masked"], ["open", "open", "open", "masked"], ["ignored"] * 4]

@@ -16,7 +16,8 @@ function decode(d) {  // each panel's picture (one pixel per cell) and values, o
     px.width = p.n_cols; px.height = p.n_rows;
     const rgba = bytes(p.rgba);
     px.getContext("2d").putImageData(new ImageData(new Uint8ClampedArray(rgba.buffer), p.n_cols, p.n_rows), 0, 0);
-    return { px, values: new Float32Array(bytes(p.values).buffer), n: p.n_rows, m: p.n_cols, title: p.title };
+    return { px, values: new Float32Array(bytes(p.values).buffer), n: p.n_rows, m: p.n_cols, title: p.title,
+      notes: p.note_of ? bytes(p.note_of) : null };
   });
 }
 
@@ -96,6 +97,12 @@ function panelAt(g, d, b, L, ink) {
     g.fillText(fit(g, p.title, b.w + GAP), b.x + b.w / 2, b.y - 10); }
   g.imageSmoothingEnabled = false;
   g.drawImage(p.px, b.x, b.y, b.w, b.h);
+  if (d.gaps && b.w / p.m >= 6 && b.h / p.n >= 6) {  // a thin white line between cells, as Vega's cell stroke
+    g.strokeStyle = "#ffffff"; g.lineWidth = 1; g.beginPath();
+    for (let k = 1; k < p.m; k++) { const x = b.x + (k / p.m) * b.w; g.moveTo(x, b.y); g.lineTo(x, b.y + b.h); }
+    for (let r = 1; r < p.n; r++) { const y = b.y + (r / p.n) * b.h; g.moveTo(b.x, y); g.lineTo(b.x + b.w, y); }
+    g.stroke();
+  }
   g.strokeStyle = "rgba(128,128,128,0.35)"; g.lineWidth = 1;
   g.strokeRect(b.x - 0.5, b.y - 0.5, b.w + 1, b.h + 1);
   if (d.head_starts.length > 1) {  // a thin line between heads' column blocks
@@ -177,6 +184,7 @@ function tipText(d, hit) {
   lines.push(`${d.row_title || d.words[0]}: ${d.rows[r]}`, `${d.col_title || d.words[1]}: ${d.cols[k]}`);
   const v = b.p.values[r * b.p.m + k];
   lines.push(`${d.value_title || d.words[2]}: ${Number.isFinite(v) ? v.toFixed(3) : "—"}`);
+  if (b.p.notes) lines.push(d.notes[b.p.notes[r * b.p.m + k]]);
   return lines.join("\n");
 }
 

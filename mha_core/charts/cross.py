@@ -8,8 +8,7 @@ import altair as alt
 import numpy as np
 
 from mha_core.charts.base import FIT_WIDTH, WEIGHT_SCHEME, matrix_frame
-
-MASKED_FILL = "#d9d9d9"  # a masked cell: weight exactly 0 by construction, not by chance
+from mha_core.charts.palette import MASKED_FILL
 
 
 def masked_map(
@@ -34,7 +33,7 @@ def masked_map(
                                      title=value_title, legend=alt.Legend(orient="bottom", gradientLength=120)))
     return (
         alt.Chart(df, title=title)
-        .mark_rect(stroke="white", strokeWidth=0.5)
+        .mark_rect(stroke="white", strokeWidth=0.5)  # charts.matrix.masked_map paints the same on the app's canvas
         .encode(
             x=alt.X("col:O", sort=list(cols), title=col_title,
                     axis=alt.Axis(labelAngle=-60, labelLimit=70, labelFontSize=10)),

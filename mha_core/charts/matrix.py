@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from mha_core.charts import raster
-from mha_core.charts.palette import OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, nice_limit
+from mha_core.charts.palette import MASKED_FILL, OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, nice_limit
 
 # The Altair builders (whose specs make the SVG and PNG downloads) draw a heatmap, grid or column blocks of more cells
 # as one image instead of a Vega mark per cell (issue 26: at h = 16 and 24 tokens attend's head grid was 9,216 marks,
@@ -45,6 +45,7 @@ class Panel:
     n_cols: int
     rgba: str    # base64 of n_rows · n_cols · 4 bytes
     values: str  # base64 of n_rows · n_cols little-endian float32
+    note_of: str = ""  # base64 of n_rows · n_cols bytes: each cell's index into the chart's notes ("": no notes)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class MatrixCanvas:
     row_labels: int = ROW_LABELS
     col_heads: tuple[str, ...] = ()   # each column's head (column blocks), named in its tooltip
     head_starts: tuple[int, ...] = ()  # the first column of each head's block: a thin line between blocks
+    notes: tuple[str, ...] = ()       # a last tooltip line per kind of cell (a masked map's open / masked / ignored)
+    gaps: bool = False                # a thin white line between cells, as Vega's white cell stroke
 
     def payload(self) -> dict:
         """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
@@ -87,10 +90,11 @@ def _b64(a: np.ndarray) -> str:
     return base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
 
 
-def panel(title: str, rgba: np.ndarray, values: np.ndarray) -> Panel:
-    """A panel of (n, m, 4) uint8 colours and (n, m) values."""
+def panel(title: str, rgba: np.ndarray, values: np.ndarray, note_of: np.ndarray | None = None) -> Panel:
+    """A panel of (n, m, 4) uint8 colours, (n, m) values and, optionally, (n, m) indices of each cell's note."""
     n, m = values.shape
-    return Panel(title, n, m, _b64(rgba.astype(np.uint8)), _b64(np.asarray(values, dtype="<f4")))
+    notes = "" if note_of is None else _b64(np.asarray(note_of, dtype=np.uint8))
+    return Panel(title, n, m, _b64(rgba.astype(np.uint8)), _b64(np.asarray(values, dtype="<f4")), notes)
 
 
 def ramp(scheme: str) -> tuple[str, ...]:
@@ -188,6 +192,25 @@ def columns_by_head(
                         col_heads=tuple(heads[j // d] for j in keep), head_starts=starts)
 
 
+def masked_map(
+    m: np.ndarray, rows: Sequence[str], cols: Sequence[str], allowed: np.ndarray, *,
+    ignored_rows: Sequence[bool] | None = None, states: tuple[str, str, str] = ("open", "masked", "ignored"),
+    title: str = "", row_title: str = "", col_title: str = "", value_title: str = "value", size: int = 200,
+) -> MatrixCanvas:
+    """cross.masked_map's chart: weights on viridis 0..1 where ``allowed``, masked cells grey, rows in
+    ``ignored_rows`` (padding queries) at 30% opacity; each cell's tooltip ends with its state."""
+    allowed = np.broadcast_to(np.asarray(allowed, dtype=bool), m.shape)
+    ignored = np.broadcast_to(np.asarray(ignored_rows if ignored_rows is not None else [False] * m.shape[0],
+                                         dtype=bool)[:, None], m.shape)
+    rgba = raster.on_scale(m, (0.0, 1.0), WEIGHT_SCHEME)
+    rgba[~allowed] = [*(int(MASKED_FILL[k:k + 2], 16) for k in (1, 3, 5)), 255]
+    rgba[ignored, 3] = round(0.3 * 255)
+    state = np.where(ignored, 2, (~allowed).astype(int))
+    return MatrixCanvas(title, (panel("", rgba, m, state),), _labels(rows), _labels(cols), row_title, col_title,
+                        value_title, Legend(value_title, ramp(WEIGHT_SCHEME), (0.0, 1.0)), size,
+                        notes=tuple(states), gaps=True)
+
+
 def _labels(xs: Sequence[str] | object) -> tuple[str, ...]:
     return tuple(str(x) for x in xs)  # type: ignore[union-attr]
 
@@ -197,4 +220,5 @@ CANVASES: dict[str, Callable[..., MatrixCanvas]] = {
     "mha_core.charts.base.heatmap": heatmap,
     "mha_core.charts.pipeline.head_grid": head_grid,
     "mha_core.charts.pipeline.columns_by_head": columns_by_head,
+    "mha_core.charts.cross.masked_map": masked_map,
 }

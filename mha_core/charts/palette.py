@@ -8,6 +8,7 @@ import math
 # Okabe & Ito (2008), the usual colour-blind-safe qualitative palette (black moved last).
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 WEIGHT_SCHEME = "viridis"       # weights in 0..1
+MASKED_FILL = "#d9d9d9"         # a masked cell: weight exactly 0 by construction, not by chance
 SIGNED_SCHEME = "blueorange"    # signed values
 
 
