@@ -4,14 +4,13 @@ models' own, top-k = 1 writes what greedy decoding writes, a bad prompt is a tra
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from apphelpers import chart_frame, open_page, shown_text, tables
+from apphelpers import canvases, open_page, panel_colours, shown_text, tables
+from apphelpers import charts as drawn_charts
 from mha_core.charts import generate as charts
+from mha_core.charts.palette import head_colour
 from mha_core.counts import kv_cache_bytes
 from mha_core.i18n import LANGS, translate
 from mha_core.markdown import escape_params
@@ -30,14 +29,19 @@ def open_tab(tab: str, lang: str = "en", **state: object):
     return open_page(SCRIPT, lang, **{ui.TAB_KEY: translate(lang, f"generate.tab_{tab}")}, **state)
 
 
-def charts_titled(at, title: str) -> list[tuple[dict, object]]:
-    """(spec, data frame) of every Vega-Lite chart with this title, in page order."""
+def cache_grids(at) -> list[tuple[dict, int]]:
+    """Each cache grid the page painted (charts.matrix.cache_grid) and how many positions its rows hold, after
+    checking that every row holds as many, the newest outlined and the rest grey."""
     out = []
-    for c in at.get("vega_lite_chart"):
-        spec_ = json.loads(c.proto.spec)
-        if spec_.get("title") == title:
-            arrow = chart_frame(c)
-            out.append((spec_, convert_arrow_bytes_to_pandas_df(arrow) if arrow else None))
+    for c in canvases(at):
+        if c["title"] != translate("en", "generate.cache_title"):
+            continue
+        newest = {k for _, k in c["outline"]}
+        assert len(newest) == 1 and len(c["outline"]) == len(c["rows"])   # one newest slot per row, the same
+        n = newest.pop() + 1
+        free = panel_colours(c["panels"][0])[..., :3] == np.array([0xEE, 0xEE, 0xEE])
+        assert free.all(axis=-1)[:, n:].all() and not free.all(axis=-1)[:, :n].any()
+        out.append((c, n))
     return out
 
 
@@ -61,20 +65,16 @@ def test_both_tabs_render_translated_after_a_few_steps(lang):
 
 def test_a_step_appends_one_row_per_layer_and_kv_head_with_the_counted_bytes():
     at = open_tab("steps")
-    title = translate("en", "generate.cache_title")
     prompt = gen_core.prompt_ids(gen_core.DEFAULT_PROMPT, 24)
     lengths = []
     for _ in range(2):
         demo = at.session_state[ui.DEMO_KEY] if ui.DEMO_KEY in at.session_state else None
-        grids = charts_titled(at, title)
+        grids = cache_grids(at)
         assert len(grids) == len(MODELS)
         held = []
-        for i, (m, (_, df), metric) in enumerate(zip(MODELS, grids, at.metric, strict=True)):
+        for i, (m, (grid, n), metric) in enumerate(zip(MODELS, grids, at.metric, strict=True)):
             cfg = m.config
-            rows = df[df["state"] != "free"].groupby("row").size()
-            assert len(rows) == cfg.n_layers * cfg.kv_heads and rows.nunique() == 1   # every layer and K/V head
-            n = int(rows.iloc[0])
-            assert (df[df["state"] == "new"]["position"] == n - 1).all()             # the newest row is marked
+            assert len(grid["rows"]) == cfg.n_layers * cfg.kv_heads                  # every layer and K/V head
             counted = kv_cache_bytes(n_layers=cfg.n_layers, n_kv_heads=cfg.kv_heads, d_head=cfg.d_head, seq_len=n,
                                      bytes_per_value=4)
             tokens = demo.tokens(i) if demo else prompt
@@ -87,8 +87,7 @@ def test_a_step_appends_one_row_per_layer_and_kv_head_with_the_counted_bytes():
     assert lengths[0] == [8, 8, 8] and lengths[1] == [9, 9, 9]
     press(at, "en", "reset")
     assert ui.DEMO_KEY not in at.session_state  # losing the demo only restarts it
-    assert all(int(df[df["state"] != "free"].groupby("row").size().iloc[0]) == 8
-               for _, df in charts_titled(at, title))
+    assert [n for _, n in cache_grids(at)] == [8, 8, 8]
 
 
 def test_the_grouping_shown_is_the_models_own():
@@ -98,12 +97,11 @@ def test_the_grouping_shown_is_the_models_own():
     for view, m in enumerate(MODELS):
         at.radio(key=ui.VIEW_KEY).set_value(view).run()
         cfg = m.config
-        frames = [convert_arrow_bytes_to_pandas_df(chart_frame(c)) for c in at.get("vega_lite_chart")
-                  if chart_frame(c)]
-        (df,) = [f for f in frames if "newest" in f.columns]
-        want = {f"L{la}·H{h} → K/V{h // (cfg.n_heads // cfg.kv_heads)}" for la in range(cfg.n_layers)
-                for h in range(cfg.n_heads)}
-        assert set(df["row"]) == want
+        (query,) = [c for c in canvases(at) if c["rows"] and " → " in c["rows"][0]]
+        group = [h // (cfg.n_heads // cfg.kv_heads) for la in range(cfg.n_layers) for h in range(cfg.n_heads)]
+        want = [f"L{la}·H{h} → K/V{group[h]}" for la in range(cfg.n_layers) for h in range(cfg.n_heads)]
+        assert query["rows"] == want
+        assert query["row_colours"] == [head_colour(j) for j in group]  # each row in its K/V head's colour
         r = cfg.n_heads // cfg.kv_heads  # MHA's heads share nothing: its caption must not say they do
         caption = translate("en", "generate.query_shared", g=cfg.kv_heads, r=r) if r > 1 else \
             translate("en", "generate.query_own", g=cfg.kv_heads, r=r)
@@ -136,7 +134,7 @@ def test_a_bad_prompt_shows_the_translated_message(lang):
     at = open_tab("steps", lang, **{ui.PROMPT_KEY: "a b ?"})
     assert not at.exception
     assert [e.value for e in at.error] == [translate(lang, "errors.toy_seq_symbol", **escape_params({"symbol": "?"}))]
-    assert not at.get("vega_lite_chart")
+    assert not drawn_charts(at)
 
 
 def test_every_builder_makes_a_valid_vega_lite_spec():
@@ -178,7 +176,9 @@ def test_a_generation_step_changes_no_chart_spec_and_says_the_query_s_token_abov
     at = open_tab("steps")
     press(at, "en", "next")
     before = [c.proto.spec for c in at.get("vega_lite_chart")]
+    painted = [c.proto.id for c in at.get("bidi_component")]
     press(at, "en", "next")
     assert [c.proto.spec for c in at.get("vega_lite_chart")] == before and before
+    assert [c.proto.id for c in at.get("bidi_component")] == painted and painted  # the same canvases, repainted
     assert not any("over the cached keys" in s for s in before)  # Streamlit rebuilt the chart when its spec changed
     assert any("over the cached keys" in m.value for m in at.markdown)

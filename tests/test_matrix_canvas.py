@@ -4,6 +4,7 @@ cell for cell — each cell's value and its colour on Vega's scheme — with the
 from __future__ import annotations
 
 import base64
+import importlib
 import inspect
 import io
 
@@ -12,7 +13,7 @@ import pytest
 from PIL import Image
 
 from apphelpers import panel_colours, panel_values
-from mha_core.charts import base, cross, matrix, palette, pipeline, raster
+from mha_core.charts import base, cross, generate, matrix, palette, pipeline, raster
 from mha_core.charts.spec import spec_and_data
 
 RNG = np.random.default_rng(7)
@@ -24,8 +25,7 @@ def test_each_canvas_takes_exactly_its_builder_s_arguments(name):
     """render.chart calls both with the same arguments: a parameter of one the other lacks (or a different default)
     would draw a different chart, or fail, for some page."""
     module, func = name.rsplit(".", 1)
-    builder = getattr({"mha_core.charts.base": base, "mha_core.charts.pipeline": pipeline,
-                       "mha_core.charts.cross": cross}[module], func)
+    builder = getattr(importlib.import_module(module), func)
     def params(f):  # noqa: ANN001, ANN202
         return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
     assert params(matrix.CANVASES[name]) == params(builder)
@@ -131,3 +131,35 @@ def test_a_masked_map_greys_what_its_vega_chart_greys_and_names_each_cell_s_stat
     notes = np.frombuffer(base64.b64decode(p["note_of"]), dtype=np.uint8).reshape(3, 4)
     assert [[states[k] for k in row] for row in notes.tolist()] == [
         ["open", "open", "masked", "masked"], ["open", "open", "open", "masked"], ["ignored"] * 4]
+
+
+def test_a_cache_grid_paints_each_slot_as_its_vega_chart_fills_it_and_outlines_the_newest():
+    """The Vega chart's frame carries each cell's fill, opacity and edge as data: the canvas paints the same."""
+    held = np.array([[5, 5], [5, 5], [5, 5]])  # 3 layers × 2 K/V heads, 5 positions of 8 held
+    names = [f"L{la} · K/V{j}" for la in range(3) for j in range(2)]
+    args = (held, 8, tuple("abcde"))
+    kwargs = {"row_names": names, "kv_names": ("K/V0", "K/V1"), "title": "cache", "position_title": "position",
+              "kv_title": "K/V head", "token_title": "token"}
+    _, frame = spec_and_data(generate.cache_grid(*args, **kwargs))
+    c = matrix.cache_grid(*args, **kwargs)
+    colours = panel_colours(c.payload()["panels"][0])
+    r, k = frame["row"].map(names.index).to_numpy(), frame["position"].to_numpy()
+    hexes = ["#{:02x}{:02x}{:02x}".format(*colours[i, j, :3]) for i, j in zip(r, k, strict=True)]
+    assert hexes == [f.lower() for f in frame["fill"]]
+    np.testing.assert_array_equal(colours[r, k, 3], np.rint(frame["alpha"].to_numpy() * 255))
+    edge = frame["edge"] == generate.NEW
+    assert set(c.outline) == set(zip(r[edge].tolist(), k[edge].tolist(), strict=True))
+    assert c.outline_colour == generate.NEW
+    assert c.col_notes == ("a", "b", "c", "d", "e", "", "", "") and c.col_note_title == "token"
+    assert (c.row_title, c.row_axis_title, c.show_values, c.height) == ("K/V head", False, False, generate.CELL * 6)
+
+
+def test_a_query_chart_paints_the_weights_outlines_the_newest_key_and_colours_each_row_by_its_kv_head():
+    attn = RNG.dirichlet(np.ones(5), size=4)
+    args = (attn, tuple("01234"), ("q0", "q1", "q2", "q3"), (0, 0, 1, 1))
+    _, frame = spec_and_data(generate.query_attention(*args, value_title="w"))
+    c = matrix.query_attention(*args, value_title="w")
+    np.testing.assert_allclose(panel_values(c.payload()["panels"][0]).ravel(), frame["value"], atol=1e-4)
+    newest = frame["newest"].to_numpy().reshape(4, 5)
+    assert set(c.outline) == {tuple(map(int, x)) for x in np.argwhere(newest)}
+    assert c.row_colours == tuple(palette.head_colour(j) for j in (0, 0, 1, 1)) and c.legend.domain == (0.0, 1.0)

@@ -37,7 +37,7 @@ function num(v) {
 function layout(d, panels, W, g) {  // where everything goes, in CSS pixels
   g.font = "11px " + d.font;
   const rowW = Math.min(LABEL_MAX, Math.max(0, ...d.rows.map((r) => g.measureText(r).width)));
-  const left = (d.row_title ? 18 : 0) + rowW + 6;
+  const left = (d.row_title && d.row_axis_title ? 18 : 0) + rowW + 6;
   const colW = d.show_col_labels ? Math.min(LABEL_MAX, Math.max(0, ...d.cols.map((c) => g.measureText(c).width))) : 0;
   const below = (d.show_col_labels ? colW * 0.87 + 12 : 4) + (d.col_title ? 18 : 0);
   const top = d.title ? 26 : 4;
@@ -57,6 +57,7 @@ function layout(d, panels, W, g) {  // where everything goes, in CSS pixels
 }
 
 function legendHeight(d, W, g) {
+  if (!d.legend.swatches.length && !d.legend.ramp.length) return 0;
   if (d.legend.swatches.length) {
     g.font = "12px " + d.font;
     let x = 0, lines = 1;
@@ -105,6 +106,11 @@ function panelAt(g, d, b, L, ink) {
   }
   g.strokeStyle = "rgba(128,128,128,0.35)"; g.lineWidth = 1;
   g.strokeRect(b.x - 0.5, b.y - 0.5, b.w + 1, b.h + 1);
+  if (d.outline.length) {  // the newest cache slot or key
+    const ow = b.w / p.m, oh = b.h / p.n;
+    g.strokeStyle = d.outline_colour; g.lineWidth = 2;
+    for (const [r, k] of d.outline) g.strokeRect(b.x + k * ow + 1, b.y + r * oh + 1, ow - 2, oh - 2);
+  }
   if (d.head_starts.length > 1) {  // a thin line between heads' column blocks
     g.strokeStyle = "#ffffff"; g.lineWidth = 1.5;
     for (const k of d.head_starts.slice(1)) {
@@ -117,8 +123,12 @@ function panelAt(g, d, b, L, ink) {
   const rstep = Math.ceil(p.n / most);
   if (b.first) {
     g.textAlign = "right";
-    for (let r = 0; r < p.n; r += rstep) g.fillText(fit(g, d.rows[r] ?? "", LABEL_MAX), b.x - 6, b.y + (r + 0.5) * ch);
-    if (d.row_title) {
+    for (let r = 0; r < p.n; r += rstep) {
+      g.fillStyle = d.row_colours[r] || ink;
+      g.fillText(fit(g, d.rows[r] ?? "", LABEL_MAX), b.x - 6, b.y + (r + 0.5) * ch);
+    }
+    g.fillStyle = ink;
+    if (d.row_title && d.row_axis_title) {
       g.save(); g.translate(8, b.y + b.h / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
       g.font = "600 12px " + d.font; g.fillText(fit(g, d.row_title, b.h), 0, 0); g.restore();
     }
@@ -152,6 +162,7 @@ function legendAt(g, d, x0, y0, W, ink) {
     }
     return;
   }
+  if (!lg.ramp.length) return;
   let y = y0;
   if (lg.title) { g.font = "600 12px " + d.font; g.fillText(fit(g, lg.title, W), x0, y + 7); y += 16; }
   const w = Math.min(200, W);
@@ -183,7 +194,8 @@ function tipText(d, hit) {
   if (d.col_heads.length) lines.push(d.col_heads[k]);
   lines.push(`${d.row_title || d.words[0]}: ${d.rows[r]}`, `${d.col_title || d.words[1]}: ${d.cols[k]}`);
   const v = b.p.values[r * b.p.m + k];
-  lines.push(`${d.value_title || d.words[2]}: ${Number.isFinite(v) ? v.toFixed(3) : "—"}`);
+  if (d.show_values) lines.push(`${d.value_title || d.words[2]}: ${Number.isFinite(v) ? v.toFixed(3) : "—"}`);
+  if (d.col_notes.length) lines.push(`${d.col_note_title}: ${d.col_notes[k]}`);
   if (b.p.notes) lines.push(d.notes[b.p.notes[r * b.p.m + k]]);
   return lines.join("\n");
 }

@@ -33,6 +33,9 @@ MIN_OPACITY = 0.12     # a cell of value 0 still shows its head's colour this mu
 LEGEND_STOPS = 16      # colours of a legend's ramp (a CSS-like linear gradient between them)
 ROW_LABELS = 32        # labels on a heatmap's row axis at most (every k-th), as base.AXIS_LABELS
 BLOCK_ROW_LABELS = 16  # ... on columns_by_head's (W^Q's 64 rows: every 4th)
+NEW = OKABE_ITO[5]     # the generation page's newest cache slot and key (vermillion)
+FREE = "#eeeeee"       # a cache position not reached yet
+CACHE_CELL = 16        # px per cache row (a phone still shows every label)
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,13 @@ class MatrixCanvas:
     head_starts: tuple[int, ...] = ()  # the first column of each head's block: a thin line between blocks
     notes: tuple[str, ...] = ()       # a last tooltip line per kind of cell (a masked map's open / masked / ignored)
     gaps: bool = False                # a thin white line between cells, as Vega's white cell stroke
+    outline: tuple[tuple[int, int], ...] = ()  # (row, column) of each cell outlined in outline_colour (the newest)
+    outline_colour: str = ""
+    row_colours: tuple[str, ...] = ()  # each row label's colour (default: the text's)
+    row_axis_title: bool = True        # row_title beside the rows (else only in the tooltip)
+    show_values: bool = True           # the tooltip names the cell's value (a cache slot has none)
+    col_notes: tuple[str, ...] = ()    # a tooltip line per column, after col_note_title (the token at a position)
+    col_note_title: str = ""
 
     def payload(self) -> dict:
         """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
@@ -203,12 +213,48 @@ def masked_map(
     ignored = np.broadcast_to(np.asarray(ignored_rows if ignored_rows is not None else [False] * m.shape[0],
                                          dtype=bool)[:, None], m.shape)
     rgba = raster.on_scale(m, (0.0, 1.0), WEIGHT_SCHEME)
-    rgba[~allowed] = [*(int(MASKED_FILL[k:k + 2], 16) for k in (1, 3, 5)), 255]
+    rgba[~allowed] = [*_rgb(MASKED_FILL), 255]
     rgba[ignored, 3] = round(0.3 * 255)
     state = np.where(ignored, 2, (~allowed).astype(int))
     return MatrixCanvas(title, (panel("", rgba, m, state),), _labels(rows), _labels(cols), row_title, col_title,
                         value_title, Legend(value_title, ramp(WEIGHT_SCHEME), (0.0, 1.0)), size,
                         notes=tuple(states), gaps=True)
+
+
+def cache_grid(rows: np.ndarray, n_ctx: int, tokens: Sequence[str], *, row_names: Sequence[str],
+               kv_names: Sequence[str], title: str = "", position_title: str = "", kv_title: str = "",
+               token_title: str = "") -> MatrixCanvas:
+    """generate.cache_grid's chart: a row per (layer, K/V head) in its K/V head's colour up to the positions it
+    holds (the newest outlined, at full strength), grey beyond; a tooltip names the row, position and token."""
+    layers, g = rows.shape
+    held = rows.reshape(-1)[:, None]
+    pos = np.arange(n_ctx)[None, :]
+    colours = np.array([_rgb(head_colour(j % g)) for j in range(layers * g)], dtype=np.uint8)[:, None, :]
+    rgb = np.where((pos >= held)[..., None], np.array(_rgb(FREE), np.uint8), colours)
+    alpha = np.where(pos == held - 1, 255, round(0.55 * 255)).astype(np.uint8)[..., None]
+    rgba = np.concatenate([rgb, alpha], axis=-1)
+    newest = tuple((int(r), int(h - 1)) for r, h in enumerate(held[:, 0]) if h > 0)
+    return MatrixCanvas(title, (panel("", rgba, np.zeros(rgba.shape[:2])),), _labels(row_names),
+                        _labels(range(n_ctx)), kv_title, position_title, "", Legend(""), CACHE_CELL * layers * g,
+                        gaps=True, outline=newest, outline_colour=NEW, row_axis_title=False, show_values=False,
+                        col_notes=tuple(str(tokens[p]) if p < len(tokens) else "" for p in range(n_ctx)),
+                        col_note_title=token_title)
+
+
+def query_attention(attn: np.ndarray, positions: Sequence[str], row_names: Sequence[str], groups: Sequence[int], *,
+                    title: str = "", row_title: str = "", col_title: str = "", value_title: str = "") -> MatrixCanvas:
+    """generate.query_attention's chart: the newest query of every layer and head (rows) over the cached keys on
+    viridis 0..1, the newest key outlined, each row's label in the colour of the K/V head it reads."""
+    n_rows, t = attn.shape
+    return MatrixCanvas(title, (panel("", raster.on_scale(attn, (0.0, 1.0), WEIGHT_SCHEME), attn),),
+                        _labels(row_names), _labels(positions), row_title, col_title, value_title,
+                        Legend(value_title, ramp(WEIGHT_SCHEME), (0.0, 1.0)), 22 * n_rows,
+                        outline=tuple((r, t - 1) for r in range(n_rows)), outline_colour=NEW,
+                        row_colours=tuple(head_colour(int(j)) for j in groups))
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    return tuple(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5))  # type: ignore[return-value]
 
 
 def _labels(xs: Sequence[str] | object) -> tuple[str, ...]:
@@ -221,4 +267,6 @@ CANVASES: dict[str, Callable[..., MatrixCanvas]] = {
     "mha_core.charts.pipeline.head_grid": head_grid,
     "mha_core.charts.pipeline.columns_by_head": columns_by_head,
     "mha_core.charts.cross.masked_map": masked_map,
+    "mha_core.charts.generate.cache_grid": cache_grid,
+    "mha_core.charts.generate.query_attention": query_attention,
 }
