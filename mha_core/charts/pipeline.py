@@ -117,7 +117,7 @@ def head_grid(
     facet = alt.Facet("head:N", sort=list(titles), title=None, columns=min(per_row, h),
                       header=alt.Header(labelFontSize=13, labelLimit=0))
     colour = alt.Color("value:Q", scale=scale, title=value_title, legend=alt.Legend(orient="bottom"))
-    if mats.size > PIXEL_CELLS:  # one image per head (see base.PIXEL_CELLS); the frame keeps every cell
+    if mats.size > PIXEL_CELLS:  # one image per head (see matrix.PIXEL_CELLS); the frame keeps every cell
         pictures = [raster.rgb_png_uri(raster.on_scale(mats[i], domain, scheme)) for i in range(h)]
         return (
             alt.Chart(with_pictures(df, pictures, rows, cols))

@@ -200,6 +200,7 @@ class Figure:
     spec: dict               # the Vega-Lite spec without its frame; inline data sets (a layered chart's) as rows
     data: pa.Table | None    # the frame (the table view, the CSV, the images); drawn holds its bytes
     drawn: dict              # the spec as st.vega_lite_chart gets it: every data set, the frame too, as Arrow IPC bytes
+                             # (empty when the app's canvas draws the chart)
     panels: str | None       # the field a chart of panels splits its data by (None: a single chart)
     canvas: dict | None      # a matrix chart as the app's canvas draws it (charts.matrix), instead of Vega; else None
 
@@ -224,6 +225,9 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
     def build() -> Figure:
         spec, frame = spec_and_data(builder(*args, **kwargs))
         data = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
+        painted = CANVASES.get(name)
+        if painted is not None:  # the app's canvas draws it: the spec and frame make the downloads and the table view
+            return Figure(spec, data, {}, _panel_field(spec), painted(*args, **kwargs).payload())
         drawn = copy.deepcopy({k: v for k, v in spec.items() if k != "datasets"})  # Streamlit patches a few titles
         sets = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec.get("datasets", {}).items()}
         if data is not None:
@@ -231,9 +235,7 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
             sets[FRAME] = convert_anything_to_arrow_bytes(rows_to_draw(data))
         if sets:
             drawn["datasets"] = sets
-        painted = CANVASES.get(name)
-        paint = None if painted is None else painted(*args, **kwargs).payload()
-        return Figure(spec, data, drawn, _panel_field(spec), paint)
+        return Figure(spec, data, drawn, _panel_field(spec), None)
     return FIGURES.get((name, digest), build)
 
 
@@ -284,7 +286,7 @@ def rows_to_draw(data: pa.Table) -> pa.Table:
 
 
 def drawn_as_pixels(data: pa.Table | None) -> bool:
-    """A matrix chart drawn as one image (charts.base.PIXEL_CELLS) whose frame still has every cell (row, col, value):
+    """A matrix chart drawn as one image (charts.matrix.PIXEL_CELLS) whose frame still has every cell (row, col, value):
     its numbers are in the table view and the CSV, which the page says under it."""
     return data is not None and {"row", "col", "value", IMAGE} <= set(data.column_names)
 
