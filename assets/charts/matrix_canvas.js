@@ -237,8 +237,9 @@ function build(root) {
 export default function ({ data, parentElement }) {
   const box = parentElement.querySelector(".mha-matrix") || build(parentElement);
   box._canvas.setAttribute("aria-label", data.label);
-  if (box._digest === data.digest && box._w === Math.max(160, box.clientWidth || 600)) return;
-  box._data = data;
+  const same = box._digest === data.digest && box._w === Math.max(160, box.clientWidth || 600);
+  box._data = data;  // the same cells, maybe other words (a tooltip's names follow the page's language)
+  if (same) return;
   box._tip.style.display = "none";
   draw(box);
 }
