@@ -174,7 +174,7 @@ def column_subset(width: int, n_heads: int, per_head: int = PER_HEAD_COLUMNS) ->
 def block_colours(strength: np.ndarray, head_of_col: np.ndarray) -> np.ndarray:
     """(n, c) strengths in [0, 1] and each column's head → (n, c, 3) uint8: the head's colour at the opacity the
     marks' version gives the cell (MIN_OPACITY..1) over white, as the browser would blend it."""
-    rgb = np.array([[int(palette_hex[k:k + 2], 16) for k in (1, 3, 5)] for palette_hex in OKABE_ITO], dtype=float)
+    rgb = np.array([_rgb(c) for c in OKABE_ITO], dtype=float)
     alpha = (MIN_OPACITY + (1 - MIN_OPACITY) * np.clip(strength, 0, 1))[..., None]
     colour = rgb[head_of_col % len(OKABE_ITO)][None, :, :]
     return np.rint(alpha * colour + (1 - alpha) * 255).astype(np.uint8)

@@ -20,8 +20,8 @@ from mha_core.charts.base import (
     pixel_scale,
     with_pictures,
 )
-from mha_core.charts.matrix import PER_HEAD_COLUMNS, block_colours, column_subset
-from mha_core.charts.palette import head_scale, nice_limit
+from mha_core.charts.matrix import PER_HEAD_COLUMNS, block_colours, column_subset, heat_domain
+from mha_core.charts.palette import head_scale
 
 
 def columns_by_head(
@@ -109,9 +109,7 @@ def head_grid(
     heads = np.repeat(np.asarray(titles, dtype=object), n * m)
     df = pd.concat([matrix_frame(mats[i], rows, cols, "value") for i in range(h)], ignore_index=True)
     df.insert(0, "head", heads)
-    finite = mats[np.isfinite(mats)]
-    lim = nice_limit(float(np.max(np.abs(finite)))) if finite.size else 1.0  # a round end: see nice_limit
-    domain = [-lim, lim] if signed else [0.0, 1.0]
+    domain = list(heat_domain(mats, signed, None if signed else (0.0, 1.0)))  # one scale for every head
     scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
     scale = alt.Scale(scheme=scheme, domain=domain)
     facet = alt.Facet("head:N", sort=list(titles), title=None, columns=min(per_row, h),
