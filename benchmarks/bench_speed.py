@@ -198,10 +198,10 @@ def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - 
         option.wait_for(state="visible")
         return lambda: option.click()
     if kind == "text":
+        # the app's default sentence to go back to, not the box's value read from the page: at 6x the box could be
+        # read mid-redraw, empty, and every other move then timed the page's "type a sentence" notice instead
         area = page.locator(f".st-key-{arg} textarea").first
-        if i == 0 or not hasattr(page, "_speed_sentence"):
-            page._speed_sentence = area.input_value()  # noqa: SLF001 - the page's own sentence, to go back to
-        area.fill(SENTENCE_B if i % 2 == 0 else page._speed_sentence)  # noqa: SLF001
+        area.fill(SENTENCE_B if i % 2 == 0 else translate("en", "common.default_sentence"))
         return lambda: page.keyboard.press("Control+Enter")
     if kind == "fresh":  # a one-line input: a new sentence each move, sent with Enter
         page.locator(f".st-key-{arg} input").first.fill(fresh_sentence(f"{time.time_ns()}-{i}"))
