@@ -41,7 +41,7 @@ from urllib.parse import urlencode
 
 from benchmarks.timing import p50, p95
 from harness.floor import BARE_APP, floor_query, frame_query
-from harness.sentences import fresh_sentence
+from harness.sentences import back_and_forth, fresh_sentence
 from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 from mha_core.i18n import translate
 
@@ -160,7 +160,6 @@ class Result:
         return statistics.median(self.busy) if self.busy else float("nan")
 
 
-SENTENCE_B = "The cat sat on the mat because it was tired"
 LONG_WORDS = 510  # one-piece words: with [CLS] and [SEP], 512 pieces (MiniLM's position limit)
 
 
@@ -198,10 +197,7 @@ def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - 
         option.wait_for(state="visible")
         return lambda: option.click()
     if kind == "text":
-        # the app's default sentence to go back to, not the box's value read from the page: at 6x the box could be
-        # read mid-redraw, empty, and every other move then timed the page's "type a sentence" notice instead
-        area = page.locator(f".st-key-{arg} textarea").first
-        area.fill(SENTENCE_B if i % 2 == 0 else translate("en", "common.default_sentence"))
+        page.locator(f".st-key-{arg} textarea").first.fill(back_and_forth(i))  # two fixed sentences, in turn
         return lambda: page.keyboard.press("Control+Enter")
     if kind == "fresh":  # a one-line input: a new sentence each move, sent with Enter
         page.locator(f".st-key-{arg} input").first.fill(fresh_sentence(f"{time.time_ns()}-{i}"))
