@@ -48,7 +48,7 @@ stats = real_ui.stats(loaded, r, sentence)
 
 # --- model view ---
 st.subheader(t("real.model_view"))
-st.caption(t("real.model_view_help", max_marks=charts.PIXEL_TOKENS))
+st.caption(t("real.model_view_help"))
 render.chart(charts.model_view, r.attentions, labels, layer_title=t("real.layer"), head_title=t("real.head"),
              query_title=t("common.query"), key_title=t("common.key"), weight_title=t("common.weight"))
 if r.n > charts.MODEL_VIEW_CELLS:

@@ -105,6 +105,19 @@ def charts(at: AppTest) -> list[object]:
     return list(at.get("vega_lite_chart")) + [e for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
 
 
+def chart_titles(at: AppTest) -> list[str]:
+    """The title of every chart the page drew, by Vega or on the app's canvas."""
+    return [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")] + [
+        c["title"] for c in canvases(at)]
+
+
+def canvas_titled(at: AppTest, title: str) -> dict:
+    """The one canvas chart with this title, as the browser got it."""
+    found = [c for c in canvases(at) if c["title"] == title]
+    assert len(found) == 1, [c["title"] for c in canvases(at)]
+    return found[0]
+
+
 def panel_values(panel: dict) -> np.ndarray:
     """A canvas panel's values as the browser decodes them: (rows, cols) float32."""
     flat = np.frombuffer(base64.b64decode(panel["values"]), dtype="<f4")

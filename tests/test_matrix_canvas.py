@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from apphelpers import panel_colours, panel_values
-from mha_core.charts import base, cross, generate, matrix, palette, pipeline, raster
+from mha_core.charts import base, cross, generate, matrix, palette, pipeline, raster, real
 from mha_core.charts.spec import spec_and_data
 
 RNG = np.random.default_rng(7)
@@ -163,3 +163,74 @@ def test_a_query_chart_paints_the_weights_outlines_the_newest_key_and_colours_ea
     newest = frame["newest"].to_numpy().reshape(4, 5)
     assert set(c.outline) == {tuple(map(int, x)) for x in np.argwhere(newest)}
     assert c.row_colours == tuple(palette.head_colour(j) for j in (0, 0, 1, 1)) and c.legend.domain == (0.0, 1.0)
+
+
+# --- the real model's charts (issue 26, target 3: a new sentence settled in 500 ms) ---
+
+def _heat_domain_and_height(chart: object) -> tuple[list[float], int]:
+    spec, _ = spec_and_data(chart)
+    return _domain(spec), spec["height"]
+
+
+def test_a_score_map_paints_the_vega_chart_s_scale_rows_and_height():
+    score = RNG.random((6, 12)) * 0.7
+    kw = {"title": "T", "layer_title": "layer", "head_title": "head", "value_title": "score"}
+    c = matrix.score_map(score, **kw)
+    domain, height = _heat_domain_and_height(real.score_map(score, **kw))
+    assert c.legend.domain == tuple(domain) and c.height == height == 26 * 6
+    assert c.rows == tuple(f"L{i}" for i in range(6)) and c.cols == tuple(f"H{j}" for j in range(12))
+    assert (c.row_title, c.col_title, c.value_title) == ("layer", "head", "score")
+    np.testing.assert_array_equal(panel_values(c.payload()["panels"][0]), score.astype(np.float32))
+
+
+@pytest.mark.parametrize("n", [16, 100, 101, 512])
+def test_a_head_view_paints_every_cell_on_viridis_0_to_1_at_the_vega_chart_s_height(n):
+    """Up to 100 tokens Vega draws a mark per cell, above it one picture; the canvas paints every cell either way,
+    its height the Vega chart's."""
+    w = RNG.dirichlet(np.ones(n), size=n)
+    labels = [f"{i} t" for i in range(n)]
+    kw = {"title": "T", "row_title": "query", "col_title": "key", "value_title": "weight"}
+    c = matrix.head_heatmap(w, labels, **kw)
+    spec, _ = spec_and_data(real.head_heatmap(w, labels, **kw))
+    assert c.height == spec["height"] == min(max(300, (2 if n * n > real.PIXEL_CELLS else 22) * n), 640)
+    assert c.legend.domain == (0.0, 1.0) and c.rows == c.cols == tuple(labels)
+    p = c.payload()["panels"][0]
+    np.testing.assert_array_equal(panel_values(p), w.astype(np.float32))
+    np.testing.assert_array_equal(panel_colours(p)[..., :3], raster.colours(w))  # the picture Vega draws above 100
+
+
+def test_a_similarity_map_paints_the_heads_in_the_grouping_s_order_on_its_fixed_scale():
+    dist = RNG.random((5, 5))
+    dist = (dist + dist.T) / 2
+    names, order = [f"L0·H{i}" for i in range(5)], [3, 0, 4, 1, 2]
+    kw = {"title": "T", "value_title": "JS", "max_value": 0.69}
+    c = matrix.similarity_map(dist, names, order, **kw)
+    domain, height = _heat_domain_and_height(real.similarity_map(dist, names, order, **kw))
+    assert c.legend.domain == tuple(domain) == (0.0, 0.69) and c.height == height
+    assert c.rows == c.cols == tuple(names[i] for i in order)
+    np.testing.assert_array_equal(panel_values(c.payload()["panels"][0]), dist[np.ix_(order, order)].astype(np.float32))
+
+
+@pytest.mark.parametrize("n", [7, 32, 33, 512])
+def test_the_model_view_is_a_lattice_of_layers_by_heads_pooled_as_its_vega_chart(n):
+    """One panel per (layer, head), layers as rows; above 32 tokens both pool the same blocks of tokens, and every
+    pooled row still sums to 1."""
+    attn = RNG.dirichlet(np.ones(n), size=(2, 3, n))
+    labels = [f"w{i}" for i in range(n)]
+    kw = {"layer_title": "layer", "head_title": "head", "query_title": "q", "key_title": "k", "weight_title": "w"}
+    c = matrix.model_view(attn, labels, **kw)
+    _, frame = spec_and_data(real.model_view(attn, labels, **kw))
+    pooled, shown = matrix.pooled(attn, labels)
+    assert c.lattice == (2, 3) and c.lattice_rows == ("L0", "L1") and c.lattice_cols == ("H0", "H1", "H2")
+    assert [p.title for p in c.panels] == [f"L{i} · H{j}" for i in range(2) for j in range(3)]
+    assert c.rows == c.cols == tuple(shown) and len(shown) == min(n, -(-n // -(-n // matrix.MODEL_VIEW_CELLS)))
+    assert (c.lattice_row_title, c.lattice_col_title, c.row_title, c.col_title) == ("layer", "head", "q", "k")
+    payload = c.payload()
+    for i, j in [(0, 0), (1, 2)]:
+        p = payload["panels"][3 * i + j]
+        np.testing.assert_allclose(panel_values(p), pooled[i, j], rtol=1e-6)
+        np.testing.assert_array_equal(panel_colours(p)[..., :3], raster.colours(pooled[i, j]))
+        np.testing.assert_allclose(panel_values(p).sum(1), 1.0, atol=1e-5)
+        # the Vega chart's tooltip names the head's strongest pair; the canvas holds the same weight
+        row = frame[(frame["layer"] == i) & (frame["head"] == j)].iloc[0]
+        assert row["weight"] == pytest.approx(float(pooled[i, j].max()), abs=5e-4)

@@ -13,12 +13,21 @@ import pytest
 from markdown_it import MarkdownIt
 from PIL import Image
 
-from apphelpers import chart_frame, open_page, shown_text
+from apphelpers import (
+    canvas_titled,
+    chart_frame,
+    chart_titles,
+    open_page,
+    panel_colours,
+    panel_values,
+    shown_text,
+)
 from mha_core import minimal_pair, pretrained
 from mha_core.charts import raster
 from mha_core.i18n import LANGS, translate
 from mha_core.markdown import escape
 from mha_core.ui import real as real_ui
+from mha_core.ui import render
 from mha_core.ui.nav import spec
 from mha_core.units import head_name
 
@@ -77,7 +86,7 @@ def test_switching_a_head_off_moves_the_sentence_and_the_head_view_follows():
     assert float(next(m for m in at.metric if m.label == label).value) < 1.0
     at.selectbox(key=real_ui.LAYER_KEY).set_value(3).run()
     at.selectbox(key=real_ui.HEAD_KEY).set_value(5).run()
-    titles = [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")]
+    titles = chart_titles(at)
     assert translate("en", "real.head_title", name="L3·H5") in titles, titles
 
 
@@ -281,18 +290,19 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     k = lines.top_k_for(1, 128)
     assert translate("en", "lines.top_k", n=128, k=k, share=lines.shown_share(r.attentions[layer, head], k)) in text
     # a long sentence compares every two heads only when asked (toggle), then in the grouping's order
-    assert translate("en", "real.sim_map") not in [json.loads(c.proto.spec).get("title")
-                                                   for c in at.get("vega_lite_chart")]
+    assert translate("en", "real.sim_map") not in chart_titles(at)
     assert ("sim", real_ui.cache_name(pretrained.load()), sentence) not in real_ui.RESULTS
     at.toggle(key=real_ui.SIMILARITY_KEY).set_value(True).run()
     assert not at.exception, at.exception
     flat = r.attentions.reshape(72, 128, 128)
     dist = head_similarity.js_distances(flat, real_ui.SIMILARITY_DTYPE)
-    _, frame = _chart(at, translate("en", "real.sim_map"))
+    painted = canvas_titled(at, translate("en", "real.sim_map"))  # as the browser gets it, grouping's order
     names = [head_name(i // 12, i % 12) for i in range(72)]
-    shown = frame.pivot(index="row", columns="col", values="value")
+    shown = panel_values(painted["panels"][0])
+    assert sorted(painted["rows"]) == sorted(names) and painted["cols"] == painted["rows"]
     for a, b in [(0, 1), (5, 40), (71, 3)]:
-        assert shown.loc[names[a], names[b]] == pytest.approx(dist[a, b], abs=1e-4)
+        i, j = painted["rows"].index(names[a]), painted["cols"].index(names[b])
+        assert shown[i, j] == pytest.approx(dist[a, b], abs=1e-4)
     assert dist[0, 1] == pytest.approx(head_similarity.js_distances(flat[:2])[0, 1], abs=1e-4)  # float32 ≈ float64
     table = next(d.value for d in at.dataframe if translate("en", "real.col_entropy") in d.value.columns)
     order = [names.index(h) for h in table[translate("en", "real.col_head")]]
@@ -302,9 +312,10 @@ def test_a_128_piece_sentence_renders_with_lines_and_the_head_similarity_map():
     assert translate("en", "real.importance_run", n=128, heads=72) in [tg.label for tg in at.toggle]  # asked, not run
 
 
-def test_a_sentence_at_the_model_s_own_limit_draws_its_head_as_pixels_with_every_weight_in_the_csv():
-    """512 pieces (MiniLM's position limit): the head view is one picture under one band per query (262,144 cells
-    as Vega marks stall a browser); each band's tooltip row names the query's strongest key, as the model says."""
+def test_a_sentence_at_the_model_s_own_limit_paints_every_weight_of_its_head_and_keeps_the_row_table():
+    """512 pieces (MiniLM's position limit): 262,144 cells as Vega marks stall a browser. The app's canvas paints
+    them as one picture, one pixel per cell in Vega's viridis, and keeps every weight for its tooltips; the table
+    view (the Altair builder's frame) still names each query's strongest key, as the model says."""
     import numpy as np
 
     from mha_core.charts import real as charts
@@ -318,9 +329,18 @@ def test_a_sentence_at_the_model_s_own_limit_draws_its_head_as_pixels_with_every
     n = pretrained.MAX_REAL_TOKENS
     assert translate("en", "real.head_pixels", n=n, cells=n * n) in shown_text(at)
     layer, head = at.selectbox(key=real_ui.LAYER_KEY).value, at.selectbox(key=real_ui.HEAD_KEY).value
-    spec, frame = _chart(at, translate("en", "real.head_title", name=head_name(layer, head)))
-    assert [lay["mark"]["type"] for lay in spec["layer"]] == ["image", "rect"] and len(frame) == n
+    title = translate("en", "real.head_title", name=head_name(layer, head))
+    painted = canvas_titled(at, title)
     w = pretrained.run(pretrained.load(), sentence).attentions[layer, head]
+    (only,) = painted["panels"]
+    assert (only["n_rows"], only["n_cols"]) == (n, n) and len(painted["rows"]) == n
+    np.testing.assert_array_equal(panel_values(only), w.astype(np.float32))
+    np.testing.assert_array_equal(panel_colours(only)[..., :3], raster.colours(w))
+    spec, data = render.figure(charts.head_heatmap, w, tuple(painted["rows"]), title=title,
+                               row_title=translate("en", "common.query"), col_title=translate("en", "common.key"),
+                               value_title=translate("en", "common.weight"))  # the table view's rows and spec
+    frame = data.to_pandas()
+    assert [lay["mark"]["type"] for lay in spec["layer"]] == ["image", "rect"] and len(frame) == n
     labels = frame["query"].tolist()
     assert frame["strongest"].tolist() == [labels[k] for k in w.argmax(1)]
     np.testing.assert_allclose(frame["weight"], w.max(1), atol=5e-4)
@@ -334,7 +354,7 @@ def test_the_two_costly_analyses_wait_to_be_asked_and_then_stay_on_for_the_next_
     """Every pair of heads compared and each head's importance were half of a new short sentence's time
     (bench_speed "real"): they are drawn when the student switches them on, and stay on for later sentences."""
     at = open_page(PAGE, "en")
-    titles = lambda: [json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")]  # noqa: E731
+    titles = lambda: chart_titles(at)  # noqa: E731
     shown = (translate("en", "real.sim_map"), translate("en", "real.importance"))
     assert not set(shown) & set(titles())
     assert not at.toggle(key=real_ui.SIMILARITY_KEY).value and not at.toggle(key=real_ui.IMPORTANCE_KEY).value

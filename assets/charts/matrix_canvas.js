@@ -2,7 +2,7 @@
 // The server sends every cell's colour and value; this paints them on one canvas with the chart's title, axes,
 // legend and a tooltip per cell (mouse and touch), and redraws only when the data or the width changed.
 // Streamlit calls this function again, on the same element, whenever the data changes.
-const GAP = 12, PAD = 4, LABEL_MAX = 70, MIN_PANEL = 96;
+const GAP = 12, PAD = 4, LABEL_MAX = 70, MIN_PANEL = 96, LATTICE_GAP = 4;
 
 function bytes(b64) {
   const s = atob(b64), out = new Uint8Array(s.length);
@@ -34,7 +34,39 @@ function num(v) {
   return a !== 0 && (a < 0.01 || a >= 1000) ? v.toPrecision(2) : String(Number(v.toFixed(2)));
 }
 
+function latticeLayout(d, panels, W, g) {  // small panels in rows (layers) and columns (heads), labelled once
+  g.font = "11px " + d.font;
+  const [nr, nc] = d.lattice;
+  const left = (d.lattice_row_title ? 18 : 0) + Math.max(0, ...d.lattice_rows.map((r) => g.measureText(r).width)) + 6;
+  const top = d.title ? 26 : 4;
+  const pw = Math.max(4, Math.floor((W - left - PAD - (nc - 1) * LATTICE_GAP) / nc));
+  const ph = Math.max(12, Math.min(pw, Math.floor(d.height / nr) - LATTICE_GAP));
+  const boxes = panels.map((p, i) => ({ x: left + (i % nc) * (pw + LATTICE_GAP),
+    y: top + Math.floor(i / nc) * (ph + LATTICE_GAP), w: pw, h: ph, p, first: false }));
+  const gridBottom = top + nr * (ph + LATTICE_GAP) - LATTICE_GAP;
+  const below = 16 + (d.lattice_col_title ? 18 : 0);
+  return { left, top, below, boxes, legendTop: gridBottom + below + 8, perRow: nc, pw, ph, lattice: true, gridBottom };
+}
+
+function latticeLabels(g, d, L, ink) {  // L0… beside each row, H0… under each column, and the two axis titles
+  g.fillStyle = ink; g.font = "11px " + d.font;
+  const [nr, nc] = d.lattice;
+  g.textAlign = "right";
+  for (let r = 0; r < nr; r++) g.fillText(d.lattice_rows[r], L.left - 6, L.top + r * (L.ph + LATTICE_GAP) + L.ph / 2);
+  g.textAlign = "center";
+  const step = Math.ceil(nc / Math.max(1, Math.floor((nc * (L.pw + LATTICE_GAP)) / 26)));
+  for (let c = 0; c < nc; c += step) g.fillText(d.lattice_cols[c], L.left + c * (L.pw + LATTICE_GAP) + L.pw / 2, L.gridBottom + 9);
+  g.font = "600 12px " + d.font;
+  const width = nc * (L.pw + LATTICE_GAP) - LATTICE_GAP;
+  if (d.lattice_col_title) g.fillText(fit(g, d.lattice_col_title, width), L.left + width / 2, L.gridBottom + 27);
+  if (d.lattice_row_title) {
+    g.save(); g.translate(8, (L.top + L.gridBottom) / 2); g.rotate(-Math.PI / 2);
+    g.fillText(fit(g, d.lattice_row_title, L.gridBottom - L.top), 0, 0); g.restore();
+  }
+}
+
 function layout(d, panels, W, g) {  // where everything goes, in CSS pixels
+  if (d.lattice.length) return latticeLayout(d, panels, W, g);
   g.font = "11px " + d.font;
   const rowW = Math.min(LABEL_MAX, Math.max(0, ...d.rows.map((r) => g.measureText(r).width)));
   const left = (d.row_title && d.row_axis_title ? 18 : 0) + rowW + 6;
@@ -87,6 +119,7 @@ function draw(box) {
   g.fillStyle = ink; g.textBaseline = "middle";
   if (d.title) { g.font = "600 14px " + d.font; g.textAlign = "left"; g.fillText(fit(g, d.title, W), 0, 12); }
   for (const b of L.boxes) panelAt(g, d, b, L, ink);
+  if (L.lattice) latticeLabels(g, d, L, ink);
   legendAt(g, d, L.left, L.legendTop, W - L.left, ink);
   box._layout = L; box._w = W;
   c.dataset.drawn = d.digest;  // a DOM change when the paint is done (benchmarks and tests wait on it)
@@ -94,7 +127,7 @@ function draw(box) {
 
 function panelAt(g, d, b, L, ink) {
   const { p } = b;
-  if (p.title) { g.font = "600 13px " + d.font; g.textAlign = "center"; g.fillStyle = ink;
+  if (p.title && !L.lattice) { g.font = "600 13px " + d.font; g.textAlign = "center"; g.fillStyle = ink;
     g.fillText(fit(g, p.title, b.w + GAP), b.x + b.w / 2, b.y - 10); }
   g.imageSmoothingEnabled = false;
   g.drawImage(p.px, b.x, b.y, b.w, b.h);
@@ -142,7 +175,7 @@ function panelAt(g, d, b, L, ink) {
       g.fillText(fit(g, d.cols[k] ?? "", LABEL_MAX), 0, 0); g.restore();
     }
   }
-  if (d.col_title) {
+  if (d.col_title && !L.lattice) {
     g.font = "600 12px " + d.font; g.textAlign = "center";
     g.fillText(fit(g, d.col_title, b.w + GAP), b.x + b.w / 2, b.y + b.h + L.below - 9);
   }

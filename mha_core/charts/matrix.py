@@ -36,6 +36,9 @@ BLOCK_ROW_LABELS = 16  # ... on columns_by_head's (W^Q's 64 rows: every 4th)
 NEW = OKABE_ITO[5]     # the generation page's newest cache slot and key (vermillion)
 FREE = "#eeeeee"       # a cache position not reached yet
 CACHE_CELL = 16        # px per cache row (a phone still shows every label)
+MODEL_VIEW_CELLS = 32  # rows and columns per head in the real model's model view; longer inputs are pooled (``pool``)
+MODEL_VIEW_ROW = 64    # px per layer of the model view at most
+HEAD_VIEW_CELLS = 10_000  # the real model's head view: Vega draws more cells as one image (charts.real.head_pixels)
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,11 @@ class MatrixCanvas:
     show_values: bool = True           # the tooltip names the cell's value (a cache slot has none)
     col_notes: tuple[str, ...] = ()    # a tooltip line per column, after col_note_title (the token at a position)
     col_note_title: str = ""
+    lattice: tuple[int, ...] = ()      # (rows, columns) of small panels with no labels of their own (the model view)
+    lattice_rows: tuple[str, ...] = ()  # each lattice row's label (layers), and its columns' (heads)
+    lattice_cols: tuple[str, ...] = ()
+    lattice_row_title: str = ""
+    lattice_col_title: str = ""
 
     def payload(self) -> dict:
         """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
@@ -253,6 +261,81 @@ def query_attention(attn: np.ndarray, positions: Sequence[str], row_names: Seque
                         row_colours=tuple(head_colour(int(j)) for j in groups))
 
 
+def score_map(score: np.ndarray, *, title: str, layer_title: str, head_title: str, value_title: str) -> MatrixCanvas:
+    """real.score_map's chart: an (L, H) score, rows L0…, columns H0…, on the heatmap's round colour scale."""
+    return heatmap(score, [f"L{i}" for i in range(score.shape[0])], [f"H{j}" for j in range(score.shape[1])],
+                   title=title, row_title=layer_title, col_title=head_title, value_title=value_title,
+                   size=26 * score.shape[0])
+
+
+def head_view_pixels(n: int) -> bool:
+    """Whether the real model's n-token head view has more than HEAD_VIEW_CELLS cells (Vega draws it as one image)."""
+    return n * n > HEAD_VIEW_CELLS
+
+
+def head_view_height(n: int) -> int:
+    """The real model's head view's plot height for n tokens, px: 22 per token up to 640, 2 per token as pixels."""
+    return min(max(300, (2 if head_view_pixels(n) else 22) * n), 640)
+
+
+def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title: str, col_title: str,
+                 value_title: str) -> MatrixCanvas:
+    """real.head_heatmap's chart: one head's (n, n) weights on viridis 0..1, up to MiniLM's 512 tokens; every cell
+    has its own tooltip (the Vega picture above HEAD_VIEW_CELLS had one per query row)."""
+    return heatmap(m, labels, labels, title=title, row_title=row_title, col_title=col_title, value_title=value_title,
+                   domain=(0.0, 1.0), size=head_view_height(len(labels)))
+
+
+def similarity_map(dist: np.ndarray, names: Sequence[str], order: Sequence[int], *, title: str, value_title: str,
+                   max_value: float) -> MatrixCanvas:
+    """real.similarity_map's chart: distances between heads (H, H) with rows and columns in ``order`` (alike heads
+    side by side) on a fixed 0..``max_value`` scale, dark = alike."""
+    o = list(order)
+    shown = [names[i] for i in o]
+    return heatmap(dist[np.ix_(o, o)], shown, shown, title=title, value_title=value_title, domain=(0.0, max_value),
+                   size=min(8 * len(o), 600))
+
+
+def pool(attn: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """(…, n, n) → (…, c, c) with c = ceil(n / ceil(n / cells)) blocks of consecutive tokens: a block's value is
+    the weight its queries give its keys (mean over the block's queries of the sum over its keys), so rows still
+    sum to 1. Also the first token of every block (…, c)."""
+    n = attn.shape[-1]
+    size = -(-n // cells)  # tokens per block
+    starts = np.arange(0, n, size)
+    summed = np.add.reduceat(np.add.reduceat(attn, starts, axis=-1), starts, axis=-2)
+    counts = np.diff(np.append(starts, n))
+    return summed / counts[:, None], starts
+
+
+def pooled(attn: np.ndarray, labels: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """The model view's input: ``attn`` (…, n, n) and its labels, pooled into MODEL_VIEW_CELLS blocks of
+    consecutive tokens above that many (a block labelled by its first and last token)."""
+    n_tokens = attn.shape[-1]
+    if n_tokens <= MODEL_VIEW_CELLS:
+        return attn, list(labels)
+    attn, starts = pool(attn, MODEL_VIEW_CELLS)
+    ends = np.append(starts[1:], n_tokens) - 1
+    return attn, [f"{labels[a]} … {labels[b]}" if b > a else labels[a] for a, b in zip(starts, ends, strict=True)]
+
+
+def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, head_title: str, query_title: str,
+               key_title: str, weight_title: str) -> MatrixCanvas:
+    """real.model_view's chart: every layer × head of ``attn`` (L, H, n, n) as a small heatmap on viridis 0..1,
+    layers as the lattice's rows and heads as its columns (pooled as ``pooled`` says); each cell's tooltip names
+    its head, query, key and weight."""
+    attn, shown = pooled(attn, labels)
+    n_layers, n_heads = attn.shape[:2]
+    panels = tuple(panel(f"L{i} · H{j}", raster.on_scale(attn[i, j], (0.0, 1.0), WEIGHT_SCHEME), attn[i, j])
+                   for i in range(n_layers) for j in range(n_heads))
+    return MatrixCanvas("", panels, _labels(shown), _labels(shown), query_title, key_title, weight_title,
+                        Legend(weight_title, ramp(WEIGHT_SCHEME), (0.0, 1.0)), MODEL_VIEW_ROW * n_layers,
+                        show_col_labels=False, row_axis_title=False, lattice=(n_layers, n_heads),
+                        lattice_rows=tuple(f"L{i}" for i in range(n_layers)),
+                        lattice_cols=tuple(f"H{j}" for j in range(n_heads)), lattice_row_title=layer_title,
+                        lattice_col_title=head_title)
+
+
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
     return tuple(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5))  # type: ignore[return-value]
 
@@ -269,4 +352,8 @@ CANVASES: dict[str, Callable[..., MatrixCanvas]] = {
     "mha_core.charts.cross.masked_map": masked_map,
     "mha_core.charts.generate.cache_grid": cache_grid,
     "mha_core.charts.generate.query_attention": query_attention,
+    "mha_core.charts.real.score_map": score_map,
+    "mha_core.charts.real.head_heatmap": head_heatmap,
+    "mha_core.charts.real.similarity_map": similarity_map,
+    "mha_core.charts.real.model_view": model_view,
 }

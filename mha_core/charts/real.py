@@ -1,13 +1,14 @@
 """Charts of the real-model lab: every head at once, a layer × head score map, and a minimal pair's pronoun row.
 
 Pure functions from arrays and already-translated labels to Altair charts; the page draws them with
-``render.chart(builder, *args)``, which caches on the builder and its arguments.
+``render.chart(builder, *args)``, which caches on the builder and its arguments. The model view, the score maps,
+the head view and the similarity map are painted on the app's canvas by their namesakes in ``charts.matrix`` (same
+arguments); the Altair charts here make their SVG and PNG downloads and their table views.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 
 import altair as alt
@@ -16,30 +17,24 @@ import pandas as pd
 
 from mha_core.charts import raster
 from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, bar, heatmap
+from mha_core.charts.matrix import (
+    HEAD_VIEW_CELLS,
+    MODEL_VIEW_CELLS,
+    MODEL_VIEW_ROW,
+    head_view_height,
+    head_view_pixels,
+    pool,
+    pooled,
+)
 
 __all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "model_view", "pair_row", "pool",
-           "PIXEL_CELLS", "PIXEL_TOKENS", "drawn_as_pixels", "head_pixels", "score_map", "similarity_map"]
+           "PIXEL_CELLS", "drawn_as_pixels", "head_pixels", "score_map", "similarity_map"]
 
 NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
 OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
-MODEL_VIEW_CELLS = 32  # rows and columns per head in the model view; longer inputs are pooled (the 72 images are sent
-# on every rerun, ~200 KB at 32; the head view below keeps every token)
-PIXEL_CELLS = 10_000  # a heatmap with more cells is drawn as pixels: one Vega mark per cell costs the browser too much
-PIXEL_TOKENS = math.isqrt(PIXEL_CELLS)  # the longest input whose head view is still one mark per cell
+PIXEL_CELLS = HEAD_VIEW_CELLS  # Vega draws a larger head view as pixels: a mark per cell costs the browser too much
 AXIS_LABELS = 48  # token labels on a pixel heatmap's axis at most (every k-th token; a row's tooltip names each)
 GAP = 1 / 12  # the empty band between two heads and between two layers, as a share of a head's square
-
-
-def pool(attn: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
-    """(…, n, n) → (…, c, c) with c = ceil(n / ceil(n / cells)) blocks of consecutive tokens: a block's value is
-    the weight its queries give its keys (mean over the block's queries of the sum over its keys), so rows still
-    sum to 1. Also the first token of every block (…, c)."""
-    n = attn.shape[-1]
-    size = -(-n // cells)  # tokens per block
-    starts = np.arange(0, n, size)
-    summed = np.add.reduceat(np.add.reduceat(attn, starts, axis=-1), starts, axis=-2)
-    counts = np.diff(np.append(starts, n))
-    return summed / counts[:, None], starts
 
 
 def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, head_title: str, query_title: str,
@@ -47,11 +42,7 @@ def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, hea
     """Every layer × head of ``attn`` (L, H, n, n) as a small heatmap drawn as pixels (one image mark per head, on
     Vega's viridis: see ``raster``), in one chart that fits the container's width; a head's tooltip names its
     strongest query → key pair. More than MODEL_VIEW_CELLS tokens are pooled into blocks (see ``pool``)."""
-    n_tokens = attn.shape[-1]
-    if n_tokens > MODEL_VIEW_CELLS:  # long inputs: blocks of consecutive tokens, labelled by their range
-        attn, starts = pool(attn, MODEL_VIEW_CELLS)
-        ends = np.append(starts[1:], n_tokens) - 1
-        labels = [f"{labels[a]} … {labels[b]}" if b > a else labels[a] for a, b in zip(starts, ends, strict=True)]
+    attn, labels = pooled(attn, labels)  # long inputs: blocks of consecutive tokens, labelled by their range
     n_layers, n_heads, n, _ = attn.shape
     layer, head = (a.ravel() for a in np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij"))
     flat = attn.reshape(n_layers * n_heads, n * n)
@@ -83,7 +74,7 @@ def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, hea
                      alt.Tooltip("strongest:N", title=f"{query_title} → {key_title}"),
                      alt.Tooltip("weight:Q", title=weight_title, format=".3f")],
         )
-        .properties(width="container", height=min(560, 64 * n_layers + 40), autosize=FIT_WIDTH)
+        .properties(width="container", height=min(560, MODEL_VIEW_ROW * n_layers + 40), autosize=FIT_WIDTH)
     )
 
 
@@ -104,7 +95,7 @@ def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title:
     if drawn_as_pixels(n):
         return head_pixels(m, labels, title=title, row_title=row_title, col_title=col_title, value_title=value_title)
     chart = heatmap(m, labels, labels, domain=(0.0, 1.0), pixel_cells=None, title=title, row_title=row_title,
-                    col_title=col_title, value_title=value_title, size=min(max(300, 22 * n), 640))
+                    col_title=col_title, value_title=value_title, size=head_view_height(n))
     if n <= MODEL_VIEW_CELLS:
         return chart
     return chart.encode(
@@ -116,7 +107,7 @@ def head_heatmap(m: np.ndarray, labels: Sequence[str], *, title: str, row_title:
 
 def drawn_as_pixels(n: int) -> bool:
     """Whether an n-token head view is drawn as pixels (more than PIXEL_CELLS cells) — the chart and its caption."""
-    return n * n > PIXEL_CELLS
+    return head_view_pixels(n)
 
 
 def head_pixels(m: np.ndarray, labels: Sequence[str], *, title: str, row_title: str, col_title: str,
@@ -159,7 +150,7 @@ def head_pixels(m: np.ndarray, labels: Sequence[str], *, title: str, row_title: 
         tooltip=[alt.Tooltip("query:N", title=row_title), alt.Tooltip("strongest:N", title=col_title),
                  alt.Tooltip("weight:Q", title=value_title, format=".3f")])
     return (alt.layer(picture, bands, title=title)
-            .properties(width="container", height=min(max(300, 2 * n), 640), autosize=FIT_WIDTH))
+            .properties(width="container", height=head_view_height(n), autosize=FIT_WIDTH))
 
 
 def similarity_map(dist: np.ndarray, names: Sequence[str], order: Sequence[int], *, title: str, value_title: str,

@@ -88,3 +88,28 @@ def test_a_tap_on_a_phone_shows_the_cell_s_value(browser, server):
         assert grid.evaluate(TIP) == _expected(state, 4, 3, panel=1)
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize(("width", "lang"), [(1280, "en-US"), (390, "zh-CN")])
+def test_the_real_model_s_view_is_layers_by_heads_and_a_cell_names_its_head(browser, server, width, lang):
+    """The model view's 72 heads stay a lattice of 6 layers by 12 heads at any width (a phone's too, inside the
+    canvas), and a pointer over a cell names the head, its query and key tokens and the weight."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=lang)
+    page = ctx.new_page()
+    try:
+        page.goto(f"{server}/real")
+        wait_ready(page)
+        page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length >= 3", timeout=60_000)
+        view = page.locator(DRAWN).first
+        view.scroll_into_view_if_needed()
+        state = view.evaluate(STATE)
+        assert state["data"]["lattice"] == [6, 12] and len(state["boxes"]) == 72
+        xs, ys = sorted({round(b["x"]) for b in state["boxes"]}), sorted({round(b["y"]) for b in state["boxes"]})
+        assert len(xs) == 12 and len(ys) == 6
+        assert max(b["x"] + b["w"] for b in state["boxes"]) <= view.bounding_box()["width"]
+        panel = 1 * 12 + 2  # L1 · H2
+        assert state["data"]["panels"][panel]["title"] == "L1 · H2"
+        page.mouse.move(*_point(view, state, 3, 2, panel=panel))
+        assert view.evaluate(TIP) == _expected(state, 3, 2, panel=panel)
+    finally:
+        ctx.close()
