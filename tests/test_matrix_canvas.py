@@ -222,7 +222,7 @@ def test_the_model_view_is_a_lattice_of_layers_by_heads_pooled_as_its_vega_chart
     _, frame = spec_and_data(real.model_view(attn, labels, **kw))
     pooled, shown = matrix.pooled(attn, labels)
     assert c.lattice == (2, 3) and c.lattice_rows == ("L0", "L1") and c.lattice_cols == ("H0", "H1", "H2")
-    assert [p.title for p in c.panels] == [f"L{i} · H{j}" for i in range(2) for j in range(3)]
+    assert [p.title for p in c.panels] == [f"L{i}·H{j}" for i in range(2) for j in range(3)]
     assert c.rows == c.cols == tuple(shown) and len(shown) == min(n, -(-n // -(-n // matrix.MODEL_VIEW_CELLS)))
     assert (c.lattice_row_title, c.lattice_col_title, c.row_title, c.col_title) == ("layer", "head", "q", "k")
     payload = c.payload()

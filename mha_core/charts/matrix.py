@@ -23,6 +23,7 @@ import numpy as np
 
 from mha_core.charts import raster
 from mha_core.charts.palette import MASKED_FILL, OKABE_ITO, SIGNED_SCHEME, WEIGHT_SCHEME, head_colour, nice_limit
+from mha_core.units import head_name
 
 # The Altair builders (whose specs make the SVG and PNG downloads) draw a heatmap, grid or column blocks of more cells
 # as one image instead of a Vega mark per cell (issue 26: at h = 16 and 24 tokens attend's head grid was 9,216 marks,
@@ -326,7 +327,7 @@ def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, hea
     its head, query, key and weight."""
     attn, shown = pooled(attn, labels)
     n_layers, n_heads = attn.shape[:2]
-    panels = tuple(panel(f"L{i} · H{j}", raster.on_scale(attn[i, j], (0.0, 1.0), WEIGHT_SCHEME), attn[i, j])
+    panels = tuple(panel(head_name(i, j), raster.on_scale(attn[i, j], (0.0, 1.0), WEIGHT_SCHEME), attn[i, j])
                    for i in range(n_layers) for j in range(n_heads))
     return MatrixCanvas("", panels, _labels(shown), _labels(shown), query_title, key_title, weight_title,
                         Legend(weight_title, ramp(WEIGHT_SCHEME), (0.0, 1.0)), MODEL_VIEW_ROW * n_layers,

@@ -107,8 +107,8 @@ def test_the_real_model_s_view_is_layers_by_heads_and_a_cell_names_its_head(brow
         xs, ys = sorted({round(b["x"]) for b in state["boxes"]}), sorted({round(b["y"]) for b in state["boxes"]})
         assert len(xs) == 12 and len(ys) == 6
         assert max(b["x"] + b["w"] for b in state["boxes"]) <= view.bounding_box()["width"]
-        panel = 1 * 12 + 2  # L1 · H2
-        assert state["data"]["panels"][panel]["title"] == "L1 · H2"
+        panel = 1 * 12 + 2  # L1·H2
+        assert state["data"]["panels"][panel]["title"] == "L1·H2"  # as the page names heads (units.head_name)
         page.mouse.move(*_point(view, state, 3, 2, panel=panel))
         assert view.evaluate(TIP) == _expected(state, 3, 2, panel=panel)
     finally:
