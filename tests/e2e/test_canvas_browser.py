@@ -44,6 +44,16 @@ def _expected(state: dict, r: int, k: int, panel: int = 0) -> str:
     return "\n".join(lines)
 
 
+def _first_painted(page, url: str, charts: int, timeout: int = 30_000) -> tuple[object, dict]:  # noqa: ANN001
+    """Open ``url``, wait until ``charts`` canvases are painted, and return the first, in view, with its state."""
+    page.goto(url)
+    wait_ready(page)
+    page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length >= {charts}", timeout=timeout)
+    first = page.locator(DRAWN).first
+    first.scroll_into_view_if_needed()
+    return first, first.evaluate(STATE)
+
+
 def test_a_pointer_over_a_cell_names_it_and_a_move_of_h_repaints_the_same_canvas(browser, server):
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
     page = ctx.new_page()
@@ -76,12 +86,7 @@ def test_a_tap_on_a_phone_shows_the_cell_s_value(browser, server):
     ctx = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN", has_touch=True, is_mobile=True)
     page = ctx.new_page()
     try:
-        page.goto(f"{server}/attend")
-        wait_ready(page)
-        page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length >= 1", timeout=30_000)
-        grid = page.locator(DRAWN).first
-        grid.scroll_into_view_if_needed()
-        state = grid.evaluate(STATE)
+        grid, state = _first_painted(page, f"{server}/attend", 1)
         assert len({round(b["y"]) for b in state["boxes"]}) == 2  # four heads in two rows of two: no sideways scroll
         x, y = _point(grid, state, 4, 3, panel=1)
         page.touchscreen.tap(x, y)
@@ -97,12 +102,7 @@ def test_the_real_model_s_view_is_layers_by_heads_and_a_cell_names_its_head(brow
     ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=lang)
     page = ctx.new_page()
     try:
-        page.goto(f"{server}/real")
-        wait_ready(page)
-        page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length >= 3", timeout=60_000)
-        view = page.locator(DRAWN).first
-        view.scroll_into_view_if_needed()
-        state = view.evaluate(STATE)
+        view, state = _first_painted(page, f"{server}/real", 3, timeout=60_000)
         assert state["data"]["lattice"] == [6, 12] and len(state["boxes"]) == 72
         xs, ys = sorted({round(b["x"]) for b in state["boxes"]}), sorted({round(b["y"]) for b in state["boxes"]})
         assert len(xs) == 12 and len(ys) == 6
