@@ -95,9 +95,19 @@ def chart_bytes(chart: object) -> bytes:
         d.SerializeToString(deterministic=True) for d in proto.datasets)
 
 
-def canvases(at: AppTest) -> list[dict]:
-    """The matrix charts the page painted on the app's canvas (ui.canvas), each as the data the browser got."""
+def painted(at: AppTest) -> list[dict]:
+    """Every chart the page painted on the app's canvas (ui.canvas), each as the data the browser got."""
     return [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
+
+
+def canvases(at: AppTest) -> list[dict]:
+    """The matrix charts the page painted on the app's canvas (charts.matrix.MatrixCanvas)."""
+    return [c for c in painted(at) if c.get("kind") != "lines"]
+
+
+def line_canvases(at: AppTest) -> list[dict]:
+    """The token lines the page painted on the app's canvas (charts.matrix.LinesCanvas)."""
+    return [c for c in painted(at) if c.get("kind") == "lines"]
 
 
 def charts(at: AppTest) -> list[object]:
@@ -108,7 +118,7 @@ def charts(at: AppTest) -> list[object]:
 def chart_titles(at: AppTest) -> list[str]:
     """The title of every chart the page drew, by Vega or on the app's canvas."""
     return [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")] + [
-        c["title"] for c in canvases(at)]
+        c["title"] for c in painted(at)]
 
 
 def canvas_titled(at: AppTest, title: str) -> dict:

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from apphelpers import panel_colours, panel_values
-from mha_core.charts import base, cross, generate, matrix, palette, pipeline, raster, real
+from mha_core.charts import base, cross, generate, lines, matrix, palette, pipeline, raster, real
 from mha_core.charts.spec import spec_and_data
 
 RNG = np.random.default_rng(7)
@@ -234,3 +234,22 @@ def test_the_model_view_is_a_lattice_of_layers_by_heads_pooled_as_its_vega_chart
         # the Vega chart's tooltip names the head's strongest pair; the canvas holds the same weight
         row = frame[(frame["layer"] == i) & (frame["head"] == j)].iloc[0]
         assert row["weight"] == pytest.approx(float(pooled[i, j].max()), abs=5e-4)
+
+
+# --- token lines (attend, real): the canvas draws the lines the Vega spec holds ---
+
+@pytest.mark.parametrize(("h", "n", "top_k"), [(4, 6, None), (10, 12, 3), (1, 40, None)])
+def test_token_lines_are_the_vega_chart_s_lines_in_each_head_s_colour(h, n, top_k):
+    w = RNG.dirichlet(np.ones(n), size=(h, n))
+    w[0, 1, 2] = 0.0  # a masked weight draws no line
+    labels, names = [f"{i} w" for i in range(n)], [f"head {i}" for i in range(h)]
+    kw = {"top_k": top_k, "query_title": "q", "key_title": "k", "weight_title": "w", "head_title": "heads"}
+    c = matrix.token_lines(w, labels, names, **kw)
+    rows = lines.token_lines(w, labels, names, **kw)["datasets"][lines.LINES]
+    assert [(names[a], b, k, v) for a, b, k, v in zip(c.line_head, c.line_q, c.line_k, c.weights, strict=True)] == [
+        (r["head"], r["q"], r["k"], r["weight"]) for r in rows]
+    assert c.colours == tuple(palette.head_colour(i) for i in range(h))
+    assert c.dashed == tuple(i >= len(palette.OKABE_ITO) for i in range(h))  # as the Vega chart's dash scale
+    assert c.queries == c.keys == tuple(labels) and c.step == (20 if n <= 16 else 16 if n <= 32 else 12)
+    assert (c.query_title, c.key_title, c.weight_title, c.head_title) == ("q", "k", "w", "heads")
+    assert c.payload()["kind"] == "lines"

@@ -17,6 +17,7 @@ from apphelpers import (
     canvas_titled,
     chart_frame,
     chart_titles,
+    line_canvases,
     open_page,
     panel_colours,
     panel_values,
@@ -383,20 +384,12 @@ def test_the_token_lines_show_the_head_view_s_head(lang):
     at.selectbox(key=real_ui.HEAD_KEY).set_value(4).run()
     assert not at.exception
     assert translate(lang, "real.lines_title", name="L1·H4") in [s.value for s in at.subheader]
-    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
-
-    charts = [c for c in at.get("vega_lite_chart")
-              if any(p.get("name") == "tok_pick" for p in json.loads(c.proto.spec).get("params", []))]
-    assert len(charts) == 1
-    spec = json.loads(charts[0].proto.spec)
-    rule = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rule")
-    data = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in charts[0].proto.datasets}
-    rows = data[rule["data"]["name"]]
+    (lines_,) = line_canvases(at)  # painted on the app's canvas: one line per nonzero weight of L1·H4
+    assert lines_["heads"] == ["L1·H4"]
     r = pretrained.run(pretrained.load(), real_ui.EXAMPLES[0].sentence)
-    assert len(rows) == int((r.attentions[1, 4] > 0).sum())
-    import numpy as np
-
-    np.testing.assert_allclose(rows["weight"], r.attentions[1, 4][rows["q"], rows["k"]], atol=5e-5)
+    w = r.attentions[1, 4]
+    assert len(lines_["line_q"]) == int((w > 0).sum()) and set(lines_["line_head"]) == {0}
+    np.testing.assert_allclose(lines_["weights"], w[lines_["line_q"], lines_["line_k"]], atol=5e-5)
 
 
 def _pixels(uri: str) -> np.ndarray:

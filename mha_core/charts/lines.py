@@ -2,7 +2,9 @@
 opacity is the attention weight. Hover or tap a token to keep only its lines; tap a head in the legend to keep
 only that head (tap more to add them). Everything happens in the browser (Vega-Lite params): no server run.
 
-Long inputs keep only each query's ``top_k`` strongest keys, so the lines drawn stay within ``LINE_BUDGET``.
+Long inputs keep only each query's ``top_k`` strongest keys, so the lines drawn stay within ``LINE_BUDGET``
+(``charts.matrix``, which also paints these lines on the app's canvas; this spec makes the SVG and PNG downloads and
+the table view).
 """
 
 from __future__ import annotations
@@ -15,41 +17,18 @@ import altair as alt
 import numpy as np
 
 from mha_core.charts.base import FIT_WIDTH, OKABE_ITO
+from mha_core.charts.matrix import LINE_BUDGET, shown_share, top_k_for
+from mha_core.charts.matrix import kept_lines as _keep
 from mha_core.charts.palette import head_scale
 
 __all__ = ["HEADS", "HOVER", "LINES", "LINE_BUDGET", "PICK", "TITLES", "TOKENS", "X_KEY", "X_QUERY", "shown_share",
            "token_lines", "top_k_for"]
 
 MAX_DASHED = 64               # heads the dash scale covers (the app draws at most 16)
-LINE_BUDGET = 2048            # lines per chart at most (about 0.1 MB of inline data): more only slow the browser
 X_QUERY, X_KEY = 0.32, 0.68   # where the lines start and end, as a share of the width (labels sit outside them)
 HOVER, PICK, HEADS = "tok_hover", "tok_pick", "heads"  # the chart's params (Vega-Lite selections)
 LINES, TOKENS, TITLES = "lines", "tokens", "titles"     # its named data sets: one row per line, token, column title
 _ON_TOKEN = "[event.item && event.item.datum && event.item.datum.tok]"  # only a token (not a line, not blank)
-
-
-def top_k_for(n_heads: int, n: int, budget: int = LINE_BUDGET) -> int | None:
-    """Keys kept per query so that heads × n × k lines fit the budget; None when every line fits."""
-    if n_heads * n * n <= budget:
-        return None
-    return max(1, budget // (n_heads * n))
-
-
-def _keep(weights: np.ndarray, top_k: int | None) -> np.ndarray:
-    """(h, n, m) bool: the lines drawn — weight > 0, and among each query's ``top_k`` largest (ties: lower key)."""
-    keep = weights > 0
-    if top_k is not None and top_k < weights.shape[-1]:
-        order = np.argsort(-weights, axis=-1, kind="stable")[..., :top_k]
-        top = np.zeros_like(keep)
-        np.put_along_axis(top, order, True, axis=-1)
-        keep &= top
-    return keep
-
-
-def shown_share(weights: np.ndarray, top_k: int | None) -> float:
-    """The share of the attention the drawn lines carry (1 when all are drawn), averaged over heads and queries."""
-    w = np.asarray(weights, dtype=float)
-    return float(np.where(_keep(w, top_k), w, 0.0).sum(-1).mean())
 
 
 def _active(param: str) -> str:

@@ -337,6 +337,83 @@ def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, hea
                         lattice_col_title=head_title)
 
 
+LINE_BUDGET = 2048            # token lines per chart at most: more only slow the browser
+DASHED_FROM = len(OKABE_ITO)  # head colours come round again after 8 heads: the later heads' lines are dashed
+
+
+def top_k_for(n_heads: int, n: int, budget: int = LINE_BUDGET) -> int | None:
+    """Keys kept per query so that heads × n × k token lines fit the budget; None when every line fits."""
+    if n_heads * n * n <= budget:
+        return None
+    return max(1, budget // (n_heads * n))
+
+
+def kept_lines(weights: np.ndarray, top_k: int | None) -> np.ndarray:
+    """(h, n, m) bool: the token lines drawn — weight > 0, and among each query's ``top_k`` largest (ties: the
+    lower key)."""
+    keep = weights > 0
+    if top_k is not None and top_k < weights.shape[-1]:
+        order = np.argsort(-weights, axis=-1, kind="stable")[..., :top_k]
+        top = np.zeros_like(keep)
+        np.put_along_axis(top, order, True, axis=-1)
+        keep &= top
+    return keep
+
+
+def shown_share(weights: np.ndarray, top_k: int | None) -> float:
+    """The share of the attention the drawn lines carry (1 when all are drawn), averaged over heads and queries."""
+    w = np.asarray(weights, dtype=float)
+    return float(np.where(kept_lines(w, top_k), w, 0.0).sum(-1).mean())
+
+
+@dataclass(frozen=True)
+class LinesCanvas:
+    """Token lines as the canvas draws them: queries on the left, keys on the right, one line per (head, query,
+    key) in its head's colour (dashed after DASHED_FROM heads) at the weight's opacity; ``payload()`` is what the
+    browser gets. There a token under the pointer, or tapped, keeps only its lines, and a head tapped in the legend
+    keeps only the heads tapped."""
+
+    title: str
+    queries: tuple[str, ...]
+    keys: tuple[str, ...]
+    heads: tuple[str, ...]
+    colours: tuple[str, ...]    # each head's colour (head_colour)
+    dashed: tuple[bool, ...]    # each head's lines dashed
+    line_head: tuple[int, ...]  # each line's head, query and key (indices) and weight (4 decimals, as Vega's data)
+    line_q: tuple[int, ...]
+    line_k: tuple[int, ...]
+    weights: tuple[float, ...]
+    query_title: str
+    key_title: str
+    weight_title: str
+    head_title: str
+    step: int                   # px per token row
+    kind: str = "lines"
+
+    def payload(self) -> dict:
+        """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
+        out = asdict(self)
+        out["digest"] = hashlib.blake2b(repr(out).encode(), digest_size=10).hexdigest()
+        return out
+
+
+def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence[str], *,
+                top_k: int | None = None, title: str = "", query_title: str = "", key_title: str = "",
+                weight_title: str = "", head_title: str = "", key_labels: Sequence[str] | None = None,
+                step: int | None = None) -> LinesCanvas:
+    """lines.token_lines's chart: a line from every query (left) to every key (right) of ``weights`` (h, n, m),
+    one colour per head, opacity = weight; ``top_k`` keeps each query's strongest keys only."""
+    w = np.asarray(weights, dtype=float)
+    h, n, m = w.shape
+    head, q, k = np.nonzero(kept_lines(w, top_k))
+    rows = max(n, m)
+    return LinesCanvas(
+        title, _labels(labels), _labels(key_labels if key_labels is not None else labels), _labels(head_names),
+        tuple(head_colour(i) for i in range(h)), tuple(i >= DASHED_FROM for i in range(h)),
+        tuple(head.tolist()), tuple(q.tolist()), tuple(k.tolist()), tuple(np.round(w[head, q, k], 4).tolist()),
+        query_title, key_title, weight_title, head_title, step or (20 if rows <= 16 else 16 if rows <= 32 else 12))
+
+
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
     return tuple(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5))  # type: ignore[return-value]
 
@@ -346,7 +423,7 @@ def _labels(xs: Sequence[str] | object) -> tuple[str, ...]:
 
 
 # Which Altair builder each canvas draws, by the builder's name as ui.render.builder_name gives it.
-CANVASES: dict[str, Callable[..., MatrixCanvas]] = {
+CANVASES: dict[str, Callable[..., MatrixCanvas | LinesCanvas]] = {
     "mha_core.charts.base.heatmap": heatmap,
     "mha_core.charts.pipeline.head_grid": head_grid,
     "mha_core.charts.pipeline.columns_by_head": columns_by_head,
@@ -357,4 +434,5 @@ CANVASES: dict[str, Callable[..., MatrixCanvas]] = {
     "mha_core.charts.real.head_heatmap": head_heatmap,
     "mha_core.charts.real.similarity_map": similarity_map,
     "mha_core.charts.real.model_view": model_view,
+    "mha_core.charts.lines.token_lines": token_lines,
 }

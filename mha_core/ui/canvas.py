@@ -1,5 +1,5 @@
-"""The app's own matrix chart: a Streamlit component (st.components.v2, its JavaScript in the page, no iframe) that
-paints a ``charts.matrix.MatrixCanvas`` on a canvas (assets/charts/matrix_canvas.js)."""
+"""The app's own chart: a Streamlit component (st.components.v2, its JavaScript in the page, no iframe) that paints a
+``charts.matrix.MatrixCanvas`` or ``LinesCanvas`` on a canvas (assets/charts/matrix_canvas.js)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ def _component() -> Callable[..., object]:
 
 def label(payload: dict, tables: str) -> str:
     """What a screen reader says of the chart: what it is, its size, and where its numbers are."""
+    if payload.get("kind") == "lines":
+        return t("common.canvas_lines", lines=len(payload["line_head"]), heads=len(payload["heads"]),
+                 queries=len(payload["queries"]), keys=len(payload["keys"]), tables=tables)
     first = payload["panels"][0]
     size = {"rows": first["n_rows"], "cols": first["n_cols"], "tables": tables}
     if len(payload["panels"]) > 1:
@@ -31,7 +34,7 @@ def label(payload: dict, tables: str) -> str:
 
 
 def matrix(payload: dict, key: str, tables: str) -> None:
-    """Draw one matrix chart (``MatrixCanvas.payload()``) under the widget key ``key``: the same key in every run,
-    so the browser keeps its canvas and repaints it instead of building a new one."""
-    words = [t("common.cell_row"), t("common.cell_col"), t("common.cell_value")]  # a tooltip's names for untitled axes
+    """Draw one chart (``MatrixCanvas.payload()`` or ``LinesCanvas.payload()``) under the widget key ``key``: the
+    same key in every run, so the browser keeps its canvas and repaints it instead of building a new one."""
+    words = [t(f"common.cell_{w}") for w in ("row", "col", "value", "head")]  # a tooltip's names for untitled parts
     _component()(data={**payload, "label": label(payload, tables), "words": words}, key=key, width="stretch")

@@ -39,7 +39,7 @@ def _point(canvas, state: dict, r: int, k: int, panel: int = 0) -> tuple[float, 
 def _expected(state: dict, r: int, k: int, panel: int = 0) -> str:
     d, p = state["data"], state["data"]["panels"][panel]
     lines = [p["title"]] if p["title"] else []
-    row, col, value = (d[f"{a}_title"] or word for a, word in zip(("row", "col", "value"), d["words"], strict=True))
+    row, col, value = (d[f"{a}_title"] or word for a, word in zip(("row", "col", "value"), d["words"][:3], strict=True))
     lines += [f"{row}: {d['rows'][r]}", f"{col}: {d['cols'][k]}", f"{value}: {_values(p)[r, k]:.3f}"]
     return "\n".join(lines)
 
@@ -111,5 +111,49 @@ def test_the_real_model_s_view_is_layers_by_heads_and_a_cell_names_its_head(brow
         assert state["data"]["panels"][panel]["title"] == "L1·H2"  # as the page names heads (units.head_name)
         page.mouse.move(*_point(view, state, 3, 2, panel=panel))
         assert view.evaluate(TIP) == _expected(state, 3, 2, panel=panel)
+    finally:
+        ctx.close()
+
+
+LINES_STATE = """(c) => { const box = c.parentElement, L = box._layout;
+  return {data: box._data, shown: box._shown, xq: L.xq, xk: L.xk, top: L.top,
+          swatches: L.swatches.map(s => ({x: s.x, y: s.y, h: s.h}))}; }"""
+
+
+def test_token_lines_keep_a_token_s_lines_and_a_head_s_and_a_line_names_its_weight(browser, server):
+    """What the Vega chart's selections did, on the app's canvas: a pointer over a token keeps only its lines, a
+    tap on a head in the legend keeps only that head, a tap on a token keeps its lines until a tap elsewhere, and a
+    pointer near a line names its head, tokens and weight."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    page = ctx.new_page()
+    try:
+        _first_painted(page, f"{server}/attend", 5)
+        chart = next(page.locator(DRAWN).nth(i) for i in range(page.locator(DRAWN).count())
+                     if page.locator(DRAWN).nth(i).evaluate("c => c.parentElement._data.kind") == "lines")
+        chart.scroll_into_view_if_needed()
+        s = chart.evaluate(LINES_STATE)
+        d, rect = s["data"], chart.bounding_box()
+        every = list(range(len(d["line_head"])))
+        assert s["shown"] == every and len(d["heads"]) == 4
+
+        def y(i: float) -> float:
+            return rect["y"] + s["top"] + (i + 1.5) * d["step"]
+
+        page.mouse.move(rect["x"] + s["xq"] - 20, y(2))  # over query token 2
+        assert chart.evaluate(LINES_STATE)["shown"] == [j for j in every if d["line_q"][j] == 2]
+        page.mouse.move(rect["x"] + rect["width"] / 2, rect["y"] - 40)  # off the chart: every line again
+        assert chart.evaluate(LINES_STATE)["shown"] == every
+        swatch = next(w for w in s["swatches"] if w["h"] == 1)
+        page.mouse.click(rect["x"] + swatch["x"] + 10, rect["y"] + swatch["y"])  # head 1 in the legend
+        page.mouse.click(rect["x"] + s["xk"] + 20, y(3))  # key token 3
+        kept = [j for j in every if d["line_head"][j] == 1 and d["line_k"][j] == 3]
+        assert chart.evaluate(LINES_STATE)["shown"] == kept and kept
+        j = max(kept, key=lambda j: d["weights"][j])
+        t = 0.85  # near the key's end, where lines into key 3 from other queries are a row apart
+        page.mouse.move(rect["x"] + s["xq"] + t * (s["xk"] - s["xq"]), (1 - t) * y(d["line_q"][j]) + t * y(3))
+        tip = chart.evaluate(TIP)
+        assert tip == "\n".join([f"{d['head_title']}: {d['heads'][1]}",
+                                 f"{d['query_title']}: {d['queries'][d['line_q'][j]]}",
+                                 f"{d['key_title']}: {d['keys'][3]}", f"{d['weight_title']}: {d['weights'][j]:.3f}"])
     finally:
         ctx.close()
