@@ -100,9 +100,13 @@ class MatrixCanvas:
 
     def payload(self) -> dict:
         """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        out = asdict(self)
-        out["digest"] = hashlib.blake2b(repr(out).encode(), digest_size=10).hexdigest()
-        return out
+        return _with_digest(asdict(self))
+
+
+def _with_digest(out: dict) -> dict:
+    """A chart's JSON with its digest: the browser repaints only when the digest changes."""
+    out["digest"] = hashlib.blake2b(repr(out).encode(), digest_size=10).hexdigest()
+    return out
 
 
 def _b64(a: np.ndarray) -> str:
@@ -392,9 +396,7 @@ class LinesCanvas:
 
     def payload(self) -> dict:
         """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        out = asdict(self)
-        out["digest"] = hashlib.blake2b(repr(out).encode(), digest_size=10).hexdigest()
-        return out
+        return _with_digest(asdict(self))
 
 
 def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence[str], *,
