@@ -51,6 +51,11 @@ def _first_painted(page, url: str, charts: int, timeout: int = 30_000) -> tuple[
     page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length >= {charts}", timeout=timeout)
     first = page.locator(DRAWN).first
     first.scroll_into_view_if_needed()
+    # the page may still be settling above the chart (typeset formulas, later charts): a tap aimed by a box read
+    # before the chart moved would miss its cell (a CI run on a loaded box once did)
+    page.wait_for_function("""(c) => { const r = c.getBoundingClientRect(), k = `${r.x},${r.y},${r.width},${r.height}`;
+        const same = c._lastBox === k; c._lastBox = k; return same; }""", arg=first.element_handle(), polling=300,
+                           timeout=timeout)
     return first, first.evaluate(STATE)
 
 
@@ -86,7 +91,7 @@ def test_a_tap_on_a_phone_shows_the_cell_s_value(browser, server):
     ctx = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN", has_touch=True, is_mobile=True)
     page = ctx.new_page()
     try:
-        grid, state = _first_painted(page, f"{server}/attend", 1)
+        grid, state = _first_painted(page, f"{server}/attend", 5)  # every chart of the page painted
         assert len({round(b["y"]) for b in state["boxes"]}) == 2  # four heads in two rows of two: no sideways scroll
         x, y = _point(grid, state, 4, 3, panel=1)
         page.touchscreen.tap(x, y)
@@ -102,7 +107,7 @@ def test_the_real_model_s_view_is_layers_by_heads_and_a_cell_names_its_head(brow
     ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=lang)
     page = ctx.new_page()
     try:
-        view, state = _first_painted(page, f"{server}/real", 3, timeout=60_000)
+        view, state = _first_painted(page, f"{server}/real", 4, timeout=60_000)  # every chart of the page
         assert state["data"]["lattice"] == [6, 12] and len(state["boxes"]) == 72
         xs, ys = sorted({round(b["x"]) for b in state["boxes"]}), sorted({round(b["y"]) for b in state["boxes"]})
         assert len(xs) == 12 and len(ys) == 6
