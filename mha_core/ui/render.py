@@ -233,6 +233,9 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
         if data is not None:
             drawn["data"] = {"name": FRAME}
             sets[FRAME] = convert_anything_to_arrow_bytes(rows_to_draw(data))
+        elif "values" in drawn.get("data", {}):  # inline rows (the cost lab's): Streamlit would convert them every run
+            sets[FRAME] = convert_anything_to_arrow_bytes(drawn.pop("data")["values"])
+            drawn["data"] = {"name": FRAME}
         if sets:
             drawn["datasets"] = sets
         return Figure(spec, data, drawn, _panel_field(spec), None)
