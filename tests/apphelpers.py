@@ -102,12 +102,17 @@ def painted(at: AppTest) -> list[dict]:
 
 def canvases(at: AppTest) -> list[dict]:
     """The matrix charts the page painted on the app's canvas (charts.matrix.MatrixCanvas)."""
-    return [c for c in painted(at) if c.get("kind") != "lines"]
+    return [c for c in painted(at) if "kind" not in c]
 
 
 def line_canvases(at: AppTest) -> list[dict]:
     """The token lines the page painted on the app's canvas (charts.matrix.LinesCanvas)."""
     return [c for c in painted(at) if c.get("kind") == "lines"]
+
+
+def bar_canvases(at: AppTest) -> list[dict]:
+    """The bar charts the page painted on the app's canvas (charts.matrix.BarsCanvas)."""
+    return [c for c in painted(at) if c.get("kind") == "bars"]
 
 
 def charts(at: AppTest) -> list[object]:

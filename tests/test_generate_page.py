@@ -172,13 +172,11 @@ def test_the_comparison_is_the_models_own_numbers():
     assert len({m.config.d_model for m in MODELS}) == 1 and [m.config.kv_heads for m in MODELS] == [4, 2, 1]
 
 
-def test_a_generation_step_changes_no_chart_spec_and_says_the_query_s_token_above_its_chart():
+def test_a_generation_step_keeps_every_chart_and_says_the_query_s_token_above_its_chart():
     at = open_tab("steps")
     press(at, "en", "next")
-    before = [c.proto.spec for c in at.get("vega_lite_chart")]
     painted = [c.proto.id for c in at.get("bidi_component")]
     press(at, "en", "next")
-    assert [c.proto.spec for c in at.get("vega_lite_chart")] == before and before
-    assert [c.proto.id for c in at.get("bidi_component")] == painted and painted  # the same canvases, repainted
-    assert not any("over the cached keys" in s for s in before)  # Streamlit rebuilt the chart when its spec changed
+    assert not at.get("vega_lite_chart")  # the caches, the next tokens and the query: all on the app's canvas
+    assert [c.proto.id for c in at.get("bidi_component")] == painted and len(painted) == 7  # the same, repainted
     assert any("over the cached keys" in m.value for m in at.markdown)

@@ -253,3 +253,52 @@ def test_token_lines_are_the_vega_chart_s_lines_in_each_head_s_colour(h, n, top_
     assert c.queries == c.keys == tuple(labels) and c.step == (20 if n <= 16 else 16 if n <= 32 else 12)
     assert (c.query_title, c.key_title, c.weight_title, c.head_title) == ("q", "k", "w", "heads")
     assert c.payload()["kind"] == "lines"
+
+
+# --- bars (prereq, concat, why, generate, real): the canvas draws the bars the Vega spec holds ---
+
+def _bar_rows(spec: dict, frame) -> list[tuple[str, float]]:  # noqa: ANN001
+    name, value = spec["encoding"]["y"]["field"], spec["encoding"]["x"]["field"]
+    return list(zip(frame[name], frame[value], strict=True))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"step": 22}, {"colours": ["#111111", "#222222", "#333333", "#444444"]}])
+def test_bars_are_the_vega_chart_s_bars_in_its_order_colours_and_height(kwargs):
+    values, names = [0.25, -1.5, 3.0, float("nan")], ["a", "b", "c", "d"]
+    c = matrix.bar(values, names, title="T", value_title="score", **kwargs)
+    spec, frame = spec_and_data(base.bar(values, names, title="T", value_title="score", **kwargs))
+    rows = _bar_rows(spec, frame)
+    assert c.names == tuple(n for n, _ in rows) == tuple(spec["encoding"]["y"]["sort"])
+    assert c.values[:3] == tuple(v for _, v in rows[:3]) and c.values[3] is None  # NaN: no bar, as Vega draws none
+    assert c.colours == tuple(kwargs.get("colours") or (palette.head_colour(i) for i in range(4)))
+    assert c.height == (22 * 4 if "step" in kwargs else spec["height"])
+    assert (c.title, c.value_title, c.kind) == ("T", "score", "bars")
+    lo, hi = c.domain  # Vega's zero and nice: 0 and every bar inside, ends on a tick
+    assert lo <= min(0, -1.5) and hi >= 3.0 and c.ticks[0] == lo and c.ticks[-1] == hi and 0.0 in c.ticks
+
+
+def test_next_token_bars_are_the_likeliest_tokens_grey_on_0_to_1():
+    probs, names = np.array([0.1, 0.5, 0.05, 0.3, 0.05]), ["a", "b", "c", "d", "e"]
+    c = matrix.next_token_bars(probs, names, top=3, title="next", value_title="p")
+    spec, frame = spec_and_data(generate.next_token_bars(probs, names, top=3, title="next", value_title="p"))
+    assert list(zip(c.names, c.values, strict=True)) == _bar_rows(spec, frame) == [("b", 0.5), ("d", 0.3), ("a", 0.1)]
+    assert c.colours == (palette.NEUTRAL,) * 3 and spec["mark"]["color"] == palette.NEUTRAL
+    assert c.domain == tuple(spec["encoding"]["x"]["scale"]["domain"]) == (0.0, 1.0)
+    assert c.height == spec["height"] == 24 * 3
+
+
+def test_a_minimal_pair_row_colours_each_noun_s_pieces_on_0_to_1():
+    w, labels = np.array([0.1, 0.6, 0.05, 0.25]), ["the", "cat", "it", "mat"]
+    c = matrix.pair_row(w, labels, [[1], [3]], title="t", value_title="w")
+    spec, frame = spec_and_data(real.pair_row(w, labels, [[1], [3]], title="t", value_title="w"))
+    assert list(zip(c.names, c.values, strict=True)) == _bar_rows(spec, frame)
+    assert c.colours == tuple(spec["encoding"]["color"]["scale"]["range"])
+    assert c.colours == (palette.OTHER_COLOUR, palette.NOUN_COLOURS[0], palette.OTHER_COLOUR, palette.NOUN_COLOURS[1])
+    assert c.domain == tuple(spec["encoding"]["x"]["scale"]["domain"]) == (0.0, 1.0)
+    assert c.height == spec["height"]
+
+
+@pytest.mark.parametrize(("span", "step"), [(1.0, 0.2), (0.43, 0.1), (5.0, 1.0), (0.07, 0.01), (30.0, 5.0)])
+def test_a_bar_axis_ticks_at_d3_s_round_steps(span, step):
+    """d3's ticks (Vega's): the 1, 2 or 5 × 10^k step nearest a fifth of the span."""
+    assert matrix.tick_step(span) == step

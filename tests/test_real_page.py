@@ -182,7 +182,7 @@ def test_the_other_pair_and_another_head():
     at.selectbox(key=real_ui.PAIR_LAYER_KEY).set_value(0).run()
     at.selectbox(key=real_ui.PAIR_HEAD_KEY).set_value(0).run()
     assert not at.exception
-    titles = [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")]
+    titles = chart_titles(at)
     assert titles.count(translate("en", "real.pair_chart", head="L0·H0", pronoun="it")) == 2, titles
 
 

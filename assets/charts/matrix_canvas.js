@@ -3,6 +3,7 @@
 // title, axes, legend and a tooltip per cell (mouse and touch), and redraws only when the data or the width changed.
 // Token lines (kind "lines"): a line per (head, query, key); a token hovered or tapped keeps only its lines, heads
 // tapped in the legend keep only theirs, and a line under the pointer names its head, tokens and weight.
+// Bars (kind "bars"): one horizontal bar per name from 0 to its value; a bar under the pointer names its value.
 // Streamlit calls this function again, on the same element, whenever the data changes.
 const GAP = 12, PAD = 4, LABEL_MAX = 70, MIN_PANEL = 96, LATTICE_GAP = 4;
 
@@ -375,6 +376,71 @@ function linesPointer(box, e, down) {
   lineTip(box, e, hit);
 }
 
+// --- bars (charts.matrix.BarsCanvas): a name on the left of each row, its bar from 0 to its value ---
+const BAR_LABEL_MAX = 140;
+
+function barsLayout(d, W, g) {
+  g.font = "12px " + d.font;
+  const labelW = Math.min(BAR_LABEL_MAX, Math.max(0, ...d.names.map((n) => g.measureText(n).width)));
+  const left = labelW + 8, top = d.title ? 26 : 4, right = W - PAD - 8;
+  const step = d.height / Math.max(1, d.names.length);
+  const [lo, hi] = d.domain;
+  const x = (v) => left + ((Math.min(hi, Math.max(lo, v)) - lo) / (hi - lo || 1)) * (right - left);
+  return { left, right, top, step, x, bottom: top + d.height };
+}
+
+function drawBars(box) {
+  const d = box._data, c = box._canvas, g = c.getContext("2d");
+  const css = getComputedStyle(box);
+  d.font = css.fontFamily || "sans-serif";
+  const ink = css.color || "#31333f";
+  const W = Math.max(160, box.clientWidth || 600);
+  const L = barsLayout(d, W, g);
+  const H = Math.ceil(L.bottom + 20 + (d.value_title ? 18 : 0) + 2);
+  const dpr = window.devicePixelRatio || 1;
+  c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px";
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, W, H);
+  g.textBaseline = "middle"; g.fillStyle = ink;
+  if (d.title) { g.font = "600 14px " + d.font; g.textAlign = "left"; g.fillText(fit(g, d.title, W), 0, 12); }
+  g.font = "11px " + d.font; g.textAlign = "center"; g.lineWidth = 1;
+  for (const t of d.ticks) {  // a gridline and a label at each tick, the zero line darker
+    const x = Math.round(L.x(t)) + 0.5;
+    g.strokeStyle = t === 0 ? "rgba(128,128,128,0.7)" : "rgba(128,128,128,0.25)";
+    g.beginPath(); g.moveTo(x, L.top); g.lineTo(x, L.bottom); g.stroke();
+    g.fillStyle = ink; g.fillText(num(t), x, L.bottom + 9);
+  }
+  const thick = Math.max(2, L.step * 0.8);
+  d.names.forEach((name, i) => {
+    const y = L.top + i * L.step, v = d.values[i];
+    if (v !== null) {
+      const x0 = L.x(Math.min(0, v)), x1 = L.x(Math.max(0, v));
+      g.fillStyle = d.colours[i % d.colours.length];
+      g.fillRect(x0, y + (L.step - thick) / 2, Math.max(1, x1 - x0), thick);
+    }
+    g.fillStyle = ink; g.font = "12px " + d.font; g.textAlign = "right";
+    g.fillText(fit(g, name, BAR_LABEL_MAX), L.left - 8, y + L.step / 2);
+  });
+  if (d.value_title) {
+    g.font = "600 12px " + d.font; g.textAlign = "center"; g.fillStyle = ink;
+    g.fillText(fit(g, d.value_title, L.right - L.left), (L.left + L.right) / 2, L.bottom + 28);
+  }
+  box._layout = L; box._w = W;
+  c.dataset.drawn = d.digest;
+}
+
+function barTip(box, e) {
+  const d = box._data, L = box._layout, tip = box._tip, rect = box._canvas.getBoundingClientRect();
+  const ex = e.clientX - rect.left, ey = e.clientY - rect.top;
+  const i = L ? Math.floor((ey - L.top) / L.step) : -1;
+  if (!L || ey < L.top || i < 0 || i >= d.names.length) { tip.style.display = "none"; return; }
+  const v = d.values[i];
+  tip.textContent = `${d.names[i]}\n${d.value_title || d.words[2]}: ${v === null ? "—" : v.toFixed(3)}`;
+  tip.style.display = "block";
+  tip.style.left = Math.max(0, Math.min(box.clientWidth - tip.offsetWidth, ex + 14)) + "px";
+  tip.style.top = Math.max(0, ey - tip.offsetHeight - 10) + "px";
+}
+
 function build(root) {
   const box = document.createElement("div");
   box.className = "mha-matrix";
@@ -391,19 +457,23 @@ function build(root) {
   box.append(c, tip);
   root.appendChild(box);
   Object.assign(box, { _canvas: c, _tip: tip });
-  const lines = () => box._data && box._data.kind === "lines";
-  c.addEventListener("pointermove", (e) => (lines() ? linesPointer(box, e, false) : showTip(box, e)));
-  c.addEventListener("pointerdown", (e) => (lines() ? linesPointer(box, e, true) : showTip(box, e)));  // a tap
+  const kind = () => box._data && box._data.kind;
+  const tipAt = (e) => (kind() === "bars" ? barTip(box, e) : showTip(box, e));
+  c.addEventListener("pointermove", (e) => (kind() === "lines" ? linesPointer(box, e, false) : tipAt(e)));
+  c.addEventListener("pointerdown", (e) => (kind() === "lines" ? linesPointer(box, e, true) : tipAt(e)));  // a tap
   c.addEventListener("pointerleave", (e) => {
     if (e.pointerType !== "mouse") return;
     tip.style.display = "none";
-    if (lines() && box._lines.hover) { box._lines.hover = null; drawLines(box); }
+    if (kind() === "lines" && box._lines.hover) { box._lines.hover = null; drawLines(box); }
   });
   new ResizeObserver(() => { if (box._data && box.clientWidth !== box._w) paint(box); }).observe(box);
   return box;
 }
 
-function paint(box) { return box._data.kind === "lines" ? drawLines(box) : draw(box); }
+function paint(box) {
+  const k = box._data.kind;
+  return k === "lines" ? drawLines(box) : k === "bars" ? drawBars(box) : draw(box);
+}
 
 export default function ({ data, parentElement }) {
   const box = parentElement.querySelector(".mha-matrix") || build(parentElement);
@@ -412,7 +482,7 @@ export default function ({ data, parentElement }) {
   box._data = data;  // the same cells, maybe other words (a tooltip's names follow the page's language)
   if (unchanged) return;
   if (data.kind === "lines" && box._digest !== data.digest) box._lines = { hover: null, pick: null, heads: new Set() };
-  if (data.kind === "lines") box._digest = data.digest;  // a matrix's digest is set when its panels are decoded
+  if (data.kind !== undefined) box._digest = data.digest;  // a matrix's digest is set when its panels are decoded
   box._tip.style.display = "none";
   paint(box);
 }

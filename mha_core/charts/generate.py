@@ -16,12 +16,12 @@ import pandas as pd
 from mha_core.charts.base import FIT_WIDTH, WEIGHT_SCHEME, head_colour
 from mha_core.charts.matrix import CACHE_CELL as CELL
 from mha_core.charts.matrix import FREE, NEW
+from mha_core.charts.palette import NEUTRAL
 
 __all__ = ["cache_grid", "next_token_bars", "query_attention", "sharing_diagram"]
 
 # NEW (the row the last step appended, the newest key), FREE (a position the cache has not reached yet) and CELL
 # (px per cache row) are charts.matrix's, which paints cache_grid and query_attention on the app's canvas.
-NEUTRAL = "#6B7280"   # grey: bars that are tokens, not heads (about 4.6:1 on white, 3.9:1 on the dark theme)
 
 
 def _kv_scale(names: Sequence[str]) -> alt.Scale:

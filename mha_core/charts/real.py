@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from mha_core.charts import raster
-from mha_core.charts.base import FIT_WIDTH, OKABE_ITO, WEIGHT_SCHEME, bar, heatmap
+from mha_core.charts.base import FIT_WIDTH, WEIGHT_SCHEME, bar, heatmap
 from mha_core.charts.matrix import (
     HEAD_VIEW_CELLS,
     MODEL_VIEW_CELLS,
@@ -26,12 +26,11 @@ from mha_core.charts.matrix import (
     pool,
     pooled,
 )
+from mha_core.charts.palette import NOUN_COLOURS, OTHER_COLOUR
 
 __all__ = ["MODEL_VIEW_CELLS", "NOUN_COLOURS", "OTHER_COLOUR", "head_heatmap", "model_view", "pair_row", "pool",
            "PIXEL_CELLS", "drawn_as_pixels", "head_pixels", "score_map", "similarity_map"]
 
-NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])   # blue for the subject noun, vermillion for the other
-OTHER_COLOUR = "#8C8C8C"                       # every other token (3.3 : 1 on white)
 PIXEL_CELLS = HEAD_VIEW_CELLS  # Vega draws a larger head view as pixels: a mark per cell costs the browser too much
 AXIS_LABELS = 48  # token labels on a pixel heatmap's axis at most (every k-th token; a row's tooltip names each)
 GAP = 1 / 12  # the empty band between two heads and between two layers, as a share of a head's square

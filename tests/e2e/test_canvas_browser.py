@@ -44,18 +44,28 @@ def _expected(state: dict, r: int, k: int, panel: int = 0) -> str:
     return "\n".join(lines)
 
 
-def _first_painted(page, url: str, charts: int, timeout: int = 30_000) -> tuple[object, dict]:  # noqa: ANN001
-    """Open ``url``, wait until ``charts`` canvases are painted, and return the first, in view, with its state."""
+def _painted(page, url: str, charts: int, timeout: int = 30_000) -> list:  # noqa: ANN001
+    """Open ``url``, wait until ``charts`` canvases are painted, and return every painted canvas."""
     page.goto(url)
     wait_ready(page)
     page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length >= {charts}", timeout=timeout)
-    first = page.locator(DRAWN).first
-    first.scroll_into_view_if_needed()
-    # the page may still be settling above the chart (typeset formulas, later charts): a tap aimed by a box read
-    # before the chart moved would miss its cell (a CI run on a loaded box once did)
+    return [page.locator(DRAWN).nth(i) for i in range(page.locator(DRAWN).count())]
+
+
+def _in_view(page, chart, timeout: int = 30_000) -> None:  # noqa: ANN001
+    """Scroll ``chart`` into view and wait until it stops moving: the page may still be settling above it (typeset
+    formulas, later charts), and a tap aimed by a box read before the chart moved would miss (a CI run on a loaded
+    box once did)."""
+    chart.scroll_into_view_if_needed()
     page.wait_for_function("""(c) => { const r = c.getBoundingClientRect(), k = `${r.x},${r.y},${r.width},${r.height}`;
-        const same = c._lastBox === k; c._lastBox = k; return same; }""", arg=first.element_handle(), polling=300,
+        const same = c._lastBox === k; c._lastBox = k; return same; }""", arg=chart.element_handle(), polling=300,
                            timeout=timeout)
+
+
+def _first_painted(page, url: str, charts: int, timeout: int = 30_000) -> tuple[object, dict]:  # noqa: ANN001
+    """Open ``url``, wait until ``charts`` canvases are painted, and return the first, in view, with its state."""
+    first = _painted(page, url, charts, timeout)[0]
+    _in_view(page, first, timeout)
     return first, first.evaluate(STATE)
 
 
@@ -160,5 +170,46 @@ def test_token_lines_keep_a_token_s_lines_and_a_head_s_and_a_line_names_its_weig
         assert tip == "\n".join([f"{d['head_title']}: {d['heads'][1]}",
                                  f"{d['query_title']}: {d['queries'][d['line_q'][j]]}",
                                  f"{d['key_title']}: {d['keys'][3]}", f"{d['weight_title']}: {d['weights'][j]:.3f}"])
+    finally:
+        ctx.close()
+
+
+BARS_STATE = """(c) => { const box = c.parentElement, L = box._layout, g = c.getContext('2d');
+  const dpr = c.width / c.clientWidth;
+  const px = (x, y) => Array.from(g.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data.slice(0, 3));
+  const mid = (i) => L.top + (i + 0.5) * L.step, v = box._data.values;
+  return {data: box._data, left: L.left, right: L.right, top: L.top, step: L.step,
+          ends: v.map((x, i) => px(L.x(x === null ? 0 : x) + (x < 0 ? 2 : -2), mid(i))),
+          beyond: v.map((x, i) => px(L.x(x === null ? 0 : x) + (x < 0 ? -4 : 4), mid(i)))}; }"""
+
+
+@pytest.mark.parametrize(("width", "lang"), [(1280, "en-US"), (390, "zh-CN")])
+def test_a_bar_reaches_its_value_and_a_pointer_over_it_names_it(browser, server, width, lang):
+    """The attention scores (some below zero) and the weights of the prerequisites page: each bar is painted in its
+    colour from 0 to just its value (the pixels inside its end are its colour, those past it are not), and a pointer
+    over a bar, or a tap on a phone, names the token and its value."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=lang,
+                              has_touch=width < 600, is_mobile=width < 600)
+    page = ctx.new_page()
+    try:
+        bars = _painted(page, f"{server}/prereq", 2)
+        assert [b.evaluate("c => c.parentElement._data.kind") for b in bars] == ["bars", "bars"]
+        for chart in bars:
+            _in_view(page, chart)
+            s = chart.evaluate(BARS_STATE)
+            d = s["data"]
+            for i, value in enumerate(d["values"]):
+                if value is None or abs(value) < 0.05 * (d["domain"][1] - d["domain"][0]):
+                    continue  # too short to sample inside its end
+                colour = tuple(int(d["colours"][i][k:k + 2], 16) for k in (1, 3, 5))
+                assert tuple(s["ends"][i]) == colour and tuple(s["beyond"][i]) != colour, (i, value)
+            i = max(range(len(d["values"])), key=lambda k: abs(d["values"][k] or 0))
+            rect = chart.bounding_box()
+            x, y = rect["x"] + (s["left"] + s["right"]) / 2, rect["y"] + s["top"] + (i + 0.5) * s["step"]
+            if width < 600:
+                page.touchscreen.tap(x, y)
+            else:
+                page.mouse.move(x, y)
+            assert chart.evaluate(TIP) == f"{d['names'][i]}\n{d['value_title']}: {d['values'][i]:.3f}"
     finally:
         ctx.close()
