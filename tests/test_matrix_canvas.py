@@ -14,13 +14,14 @@ from PIL import Image
 
 from apphelpers import panel_colours, panel_values
 from mha_core.charts import base, cross, generate, lines, matrix, palette, pipeline, raster, real
+from mha_core.charts.canvases import CANVASES
 from mha_core.charts.spec import spec_and_data
 
 RNG = np.random.default_rng(7)
 ROWS = [f"t{i}" for i in range(6)]
 
 
-@pytest.mark.parametrize("name", sorted(matrix.CANVASES))
+@pytest.mark.parametrize("name", sorted(CANVASES))
 def test_each_canvas_takes_exactly_its_builder_s_arguments(name):
     """render.chart calls both with the same arguments: a parameter of one the other lacks (or a different default)
     would draw a different chart, or fail, for some page."""
@@ -28,7 +29,7 @@ def test_each_canvas_takes_exactly_its_builder_s_arguments(name):
     builder = getattr(importlib.import_module(module), func)
     def params(f):  # noqa: ANN001, ANN202
         return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
-    assert params(matrix.CANVASES[name]) == params(builder)
+    assert params(CANVASES[name]) == params(builder)
 
 
 def _domain(spec: dict) -> list[float]:

@@ -4,6 +4,8 @@
 // Token lines (kind "lines"): a line per (head, query, key); a token hovered or tapped keeps only its lines, heads
 // tapped in the legend keep only theirs, and a line under the pointer names its head, tokens and weight.
 // Bars (kind "bars"): one horizontal bar per name from 0 to its value; a bar under the pointer names its value.
+// Plots (kind "plot"): series of points over an x axis (numeric, log 2 or named values), drawn as lines with their
+// dashes and point shapes or as vertical bars; the point nearest the pointer (or the bar under it) says its tooltip.
 // Streamlit calls this function again, on the same element, whenever the data changes.
 const GAP = 12, PAD = 4, LABEL_MAX = 70, MIN_PANEL = 96, LATTICE_GAP = 4;
 
@@ -34,6 +36,7 @@ function fit(g, text, width) {  // the label cut to width, with an ellipsis
 function num(v) {
   if (!Number.isFinite(v)) return "—";
   const a = Math.abs(v);
+  if (Number.isInteger(v) && a >= 1000 && a < 1e9) return v.toLocaleString("en-US");  // 1,024: an axis's tokens
   return a !== 0 && (a < 0.01 || a >= 1000) ? v.toPrecision(2) : String(Number(v.toFixed(2)));
 }
 
@@ -106,21 +109,27 @@ function legendHeight(d, W, g) {
   return (d.legend.title ? 16 : 0) + 12 + 16;
 }
 
-function draw(box) {
-  const d = box._data, c = box._canvas, g = c.getContext("2d");
-  const css = getComputedStyle(box);
+function start(box) {  // a chart's data, context, text colour and width; its font is the page's
+  const d = box._data, c = box._canvas, g = c.getContext("2d"), css = getComputedStyle(box);
   d.font = css.fontFamily || "sans-serif";
-  const ink = css.color || "#31333f";
-  const W = Math.max(160, box.clientWidth || 600);
-  if (box._digest !== d.digest) { box._panels = decode(d); box._digest = d.digest; }
-  const L = layout(d, box._panels, W, g);
-  const H = Math.ceil(L.legendTop + legendHeight(d, W - L.left, g) + 4);
+  return { d, c, g, ink: css.color || "#31333f", W: Math.max(160, box.clientWidth || 600) };
+}
+
+function sized(c, g, d, W, H, ink) {  // the canvas W × H CSS px at the screen's pixels, cleared, with the title
   const dpr = window.devicePixelRatio || 1;
   c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px";
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, W, H);
   g.fillStyle = ink; g.textBaseline = "middle";
   if (d.title) { g.font = "600 14px " + d.font; g.textAlign = "left"; g.fillText(fit(g, d.title, W), 0, 12); }
+}
+
+function draw(box) {
+  const { d, c, g, ink, W } = start(box);
+  if (box._digest !== d.digest) { box._panels = decode(d); box._digest = d.digest; }
+  const L = layout(d, box._panels, W, g);
+  const H = Math.ceil(L.legendTop + legendHeight(d, W - L.left, g) + 4);
+  sized(c, g, d, W, H, ink);
   for (const b of L.boxes) panelAt(g, d, b, L, ink);
   if (L.lattice) latticeLabels(g, d, L, ink);
   legendAt(g, d, L.left, L.legendTop, W - L.left, ink);
@@ -240,11 +249,15 @@ function showTip(box, e) {
   const tip = box._tip, rect = box._canvas.getBoundingClientRect();
   const ex = e.clientX - rect.left, ey = e.clientY - rect.top, hit = cellAt(box, ex, ey);
   if (!hit) { tip.style.display = "none"; return; }
-  tip.textContent = tipText(box._data, hit);  // text, never HTML: labels are the student's own words
+  place(box, tipText(box._data, hit), ex, ey);
+}
+
+function place(box, text, ex, ey) {  // the tooltip, showing ``text``, beside the point (ex, ey) and inside the chart
+  const tip = box._tip;
+  tip.textContent = text;  // text, never HTML: labels are the student's own words
   tip.style.display = "block";
-  const tw = tip.offsetWidth, th = tip.offsetHeight, W = box.clientWidth;
-  tip.style.left = Math.max(0, Math.min(W - tw, ex + 14)) + "px";
-  tip.style.top = Math.max(0, ey - th - 10) + "px";
+  tip.style.left = Math.max(0, Math.min(box.clientWidth - tip.offsetWidth, ex + 14)) + "px";
+  tip.style.top = Math.max(0, ey - tip.offsetHeight - 10) + "px";
 }
 
 // --- token lines (charts.matrix.LinesCanvas): queries left, keys right, a line per (head, query, key) ---
@@ -280,19 +293,10 @@ function shownLines(d, st) {  // the lines kept by the heads tapped in the legen
 }
 
 function drawLines(box) {
-  const d = box._data, c = box._canvas, g = c.getContext("2d"), st = box._lines;
-  const css = getComputedStyle(box);
-  d.font = css.fontFamily || "sans-serif";
-  const ink = css.color || "#31333f";
-  const W = Math.max(160, box.clientWidth || 600);
+  const { d, c, g, ink, W } = start(box), st = box._lines;
   const L = linesLayout(d, W, g);
   const H = Math.ceil(L.legendTop + L.legendH + 4);
-  const dpr = window.devicePixelRatio || 1;
-  c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px";
-  g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.clearRect(0, 0, W, H);
-  g.textBaseline = "middle"; g.fillStyle = ink;
-  if (d.title) { g.font = "600 14px " + d.font; g.textAlign = "left"; g.fillText(fit(g, d.title, W), 0, 12); }
+  sized(c, g, d, W, H, ink);
   const shown = shownLines(d, st);
   g.lineWidth = 2;
   for (const j of shown) {
@@ -351,13 +355,10 @@ function lineHit(box, ex, ey) {  // what is under a point: a token, a legend swa
 function lineTip(box, e, hit) {
   const d = box._data, tip = box._tip, j = hit && hit.line !== undefined ? hit.line : null;
   if (j === null) { tip.style.display = "none"; return; }
-  tip.textContent = [`${d.head_title || d.words[3]}: ${d.heads[d.line_head[j]]}`,
+  const rect = box._canvas.getBoundingClientRect();
+  place(box, [`${d.head_title || d.words[3]}: ${d.heads[d.line_head[j]]}`,
     `${d.query_title || d.words[0]}: ${d.queries[d.line_q[j]]}`, `${d.key_title || d.words[1]}: ${d.keys[d.line_k[j]]}`,
-    `${d.weight_title || d.words[2]}: ${d.weights[j].toFixed(3)}`].join("\n");
-  tip.style.display = "block";
-  const rect = box._canvas.getBoundingClientRect(), ex = e.clientX - rect.left, ey = e.clientY - rect.top;
-  tip.style.left = Math.max(0, Math.min(box.clientWidth - tip.offsetWidth, ex + 14)) + "px";
-  tip.style.top = Math.max(0, ey - tip.offsetHeight - 10) + "px";
+    `${d.weight_title || d.words[2]}: ${d.weights[j].toFixed(3)}`].join("\n"), e.clientX - rect.left, e.clientY - rect.top);
 }
 
 function same(a, b) { return (!a && !b) || (a && b && a.side === b.side && a.i === b.i); }
@@ -390,19 +391,10 @@ function barsLayout(d, W, g) {
 }
 
 function drawBars(box) {
-  const d = box._data, c = box._canvas, g = c.getContext("2d");
-  const css = getComputedStyle(box);
-  d.font = css.fontFamily || "sans-serif";
-  const ink = css.color || "#31333f";
-  const W = Math.max(160, box.clientWidth || 600);
+  const { d, c, g, ink, W } = start(box);
   const L = barsLayout(d, W, g);
   const H = Math.ceil(L.bottom + 20 + (d.value_title ? 18 : 0) + 2);
-  const dpr = window.devicePixelRatio || 1;
-  c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px";
-  g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.clearRect(0, 0, W, H);
-  g.textBaseline = "middle"; g.fillStyle = ink;
-  if (d.title) { g.font = "600 14px " + d.font; g.textAlign = "left"; g.fillText(fit(g, d.title, W), 0, 12); }
+  sized(c, g, d, W, H, ink);
   g.font = "11px " + d.font; g.textAlign = "center"; g.lineWidth = 1;
   for (const t of d.ticks) {  // a gridline and a label at each tick, the zero line darker
     const x = Math.round(L.x(t)) + 0.5;
@@ -435,10 +427,135 @@ function barTip(box, e) {
   const i = L ? Math.floor((ey - L.top) / L.step) : -1;
   if (!L || ey < L.top || i < 0 || i >= d.names.length) { tip.style.display = "none"; return; }
   const v = d.values[i];
-  tip.textContent = `${d.names[i]}\n${d.value_title || d.words[2]}: ${v === null ? "—" : v.toFixed(3)}`;
-  tip.style.display = "block";
-  tip.style.left = Math.max(0, Math.min(box.clientWidth - tip.offsetWidth, ex + 14)) + "px";
-  tip.style.top = Math.max(0, ey - tip.offsetHeight - 10) + "px";
+  place(box, `${d.names[i]}\n${d.value_title || d.words[2]}: ${v === null ? "—" : v.toFixed(3)}`, ex, ey);
+}
+
+// --- plots (charts.plot.PlotCanvas): lines and vertical bars over an x axis ---
+const NEAREST = 16;
+
+function legendRows(d, W, g) {  // the series' legend entries, placed in rows (above: one per row)
+  const named = d.series.filter((s) => s.name), out = [];
+  g.font = "12px " + d.font;
+  let x = 0, row = 0;
+  for (const s of named) {
+    const w = 34 + Math.min(260, g.measureText(s.name).width) + 16;
+    if (d.legend_top ? out.length : x + w > W && x > 0) { x = 0; row += 1; }
+    out.push({ s, x, row });
+    x += w;
+  }
+  return { entries: out, rows: out.length ? row + 1 : 0 };
+}
+
+function plotLayout(d, W, g) {
+  g.font = "11px " + d.font;
+  const tickW = Math.max(...d.y_ticks.map((t) => g.measureText(num(t)).width));
+  const leg = legendRows(d, W, g), legH = leg.rows * 20;
+  const left = (d.y_title ? 20 : 0) + tickW + 8, right = W - PAD - 12;
+  const top = (d.title ? 26 : 4) + (d.legend_top ? legH + 4 : 0) + 14, bottom = top + d.height;
+  const [x0, x1] = d.x_domain, [y0, y1] = d.y_domain;
+  const lx = (v) => (d.x_log ? Math.log2(v) : v);
+  const x = (v) => left + ((lx(v) - lx(x0)) / (lx(x1) - lx(x0) || 1)) * (right - left);
+  const y = (v) => bottom - ((v - y0) / (y1 - y0 || 1)) * (bottom - top);
+  const legendTop = d.legend_top ? top - 14 - legH - 4 : bottom + 20 + (d.x_title ? 20 : 0) + 6;
+  return { left, right, top, bottom, x, y, leg, legendTop, H: d.legend_top ? bottom + 44 : legendTop + legH + 2 };
+}
+
+function symbol(g, shape, x, y, r) {  // a point's symbol, filled (Vega's shapes, so that series stay apart in grey)
+  g.beginPath();
+  if (shape === "square") g.rect(x - r, y - r, 2 * r, 2 * r);
+  else if (shape === "diamond") { g.moveTo(x, y - r * 1.3); g.lineTo(x + r, y); g.lineTo(x, y + r * 1.3); g.lineTo(x - r, y); }
+  else if (shape.startsWith("triangle")) {
+    const turn = { "triangle-up": 0, "triangle-right": 0.5, "triangle-down": 1, "triangle-left": 1.5 }[shape] * Math.PI;
+    for (let k = 0; k < 3; k++) {
+      const a = turn - Math.PI / 2 + (k * 2 * Math.PI) / 3;
+      g[k ? "lineTo" : "moveTo"](x + 1.3 * r * Math.cos(a), y + 1.3 * r * Math.sin(a));
+    }
+  } else if (shape === "cross") {
+    const a = r * 0.4;
+    g.moveTo(x - a, y - r); g.lineTo(x + a, y - r); g.lineTo(x + a, y - a); g.lineTo(x + r, y - a); g.lineTo(x + r, y + a);
+    g.lineTo(x + a, y + a); g.lineTo(x + a, y + r); g.lineTo(x - a, y + r); g.lineTo(x - a, y + a); g.lineTo(x - r, y + a);
+    g.lineTo(x - r, y - a); g.lineTo(x - a, y - a);
+  } else g.arc(x, y, r, 0, 2 * Math.PI);
+  g.closePath(); g.fill();
+}
+
+function drawPlot(box) {
+  const { d, c, g, ink, W } = start(box);
+  const L = plotLayout(d, W, g);
+  sized(c, g, d, W, L.H, ink);
+  g.font = "11px " + d.font; g.lineWidth = 1;
+  g.textAlign = "right";
+  for (const t of d.y_ticks) {  // gridlines and labels of the y axis
+    const yy = Math.round(L.y(t)) + 0.5;
+    g.strokeStyle = "rgba(128,128,128,0.25)"; g.beginPath(); g.moveTo(L.left, yy); g.lineTo(L.right, yy); g.stroke();
+    g.fillStyle = ink; g.fillText(num(t), L.left - 6, yy);
+  }
+  g.textAlign = "center";
+  const names = d.x_names.length, every = Math.ceil(d.x_ticks.length / Math.max(1, Math.floor((L.right - L.left) / 34)));
+  d.x_ticks.forEach((t, k) => {
+    if (k % every) return;
+    const xx = Math.round(L.x(t)) + 0.5;
+    if (!names) { g.strokeStyle = "rgba(128,128,128,0.25)"; g.beginPath(); g.moveTo(xx, L.top); g.lineTo(xx, L.bottom); g.stroke(); }
+    g.fillStyle = ink; g.fillText(names ? d.x_names[k] : num(t), xx, L.bottom + 10);
+  });
+  g.font = "600 12px " + d.font;
+  if (d.x_title) g.fillText(fit(g, d.x_title, L.right - L.left), (L.left + L.right) / 2, L.bottom + 30);
+  if (d.y_title) {
+    g.save(); g.translate(8, (L.top + L.bottom) / 2); g.rotate(-Math.PI / 2);
+    g.fillText(fit(g, d.y_title, L.bottom - L.top), 0, 0); g.restore();
+  }
+  const band = names ? (L.right - L.left) / names : 0;
+  for (const s of d.series) {
+    const colourOf = (i) => s.point_colours[i] || s.colour;
+    if (s.mark === "bar") {
+      s.xs.forEach((xv, i) => {
+        const top = L.y(Math.max(0, s.ys[i])), base = L.y(Math.min(0, s.ys[i]));
+        g.fillStyle = colourOf(i); g.fillRect(L.x(xv) - band * 0.45, top, band * 0.9, Math.max(1, base - top));
+      });
+    } else {
+      g.strokeStyle = s.colour; g.lineWidth = 2; g.setLineDash(s.dash);
+      g.beginPath();
+      s.xs.forEach((xv, i) => g[i ? "lineTo" : "moveTo"](L.x(xv), L.y(s.ys[i])));
+      g.stroke(); g.setLineDash([]);
+      if (s.shape) s.xs.forEach((xv, i) => { g.fillStyle = colourOf(i); symbol(g, s.shape, L.x(xv), L.y(s.ys[i]), 4); });
+    }
+    g.fillStyle = ink; g.font = "10px " + d.font; g.textAlign = "center";
+    s.labels.forEach((text, i) => g.fillText(text, L.x(s.xs[i]), L.y(Math.max(0, s.ys[i])) - 7));
+  }
+  g.font = "12px " + d.font; g.textAlign = "left";
+  for (const { s, x, row } of L.leg.entries) {  // a short stretch of each line, in its dash, and its name
+    const yy = L.legendTop + row * 20 + 10;
+    g.strokeStyle = s.colour; g.lineWidth = 3; g.setLineDash(s.dash);
+    g.beginPath(); g.moveTo(x, yy); g.lineTo(x + 26, yy); g.stroke(); g.setLineDash([]);
+    if (s.shape) { g.fillStyle = s.colour; symbol(g, s.shape, x + 13, yy, 4); }
+    g.fillStyle = ink; g.fillText(fit(g, s.name, 260), x + 34, yy);
+  }
+  box._layout = L; box._w = W;
+  c.dataset.drawn = d.digest;
+}
+
+function plotHit(box, ex, ey) {  // the bar under a point, else the point nearest it (within NEAREST px): [series, i]
+  const d = box._data, L = box._layout;
+  if (!L) return null;
+  let best = null, bestD = NEAREST;
+  d.series.forEach((s, j) => s.xs.forEach((xv, i) => {
+    const px = L.x(xv), py = L.y(s.ys[i]);
+    if (s.mark === "bar") {
+      const half = ((L.right - L.left) / d.x_names.length) * 0.45;
+      if (Math.abs(ex - px) <= half && ey >= Math.min(py, L.y(0)) - 4 && ey <= Math.max(py, L.y(0))) { best = [j, i]; bestD = 0; }
+      return;
+    }
+    const dist = Math.hypot(ex - px, ey - py);
+    if (dist <= bestD) { bestD = dist; best = [j, i]; }  // a tie: the later series, drawn on top
+  }));
+  return best;
+}
+
+function plotTip(box, e) {
+  const rect = box._canvas.getBoundingClientRect(), ex = e.clientX - rect.left, ey = e.clientY - rect.top;
+  const hit = plotHit(box, ex, ey);
+  if (!hit) { box._tip.style.display = "none"; return; }
+  place(box, box._data.series[hit[0]].tips[hit[1]], ex, ey);
 }
 
 function build(root) {
@@ -458,7 +575,7 @@ function build(root) {
   root.appendChild(box);
   Object.assign(box, { _canvas: c, _tip: tip });
   const kind = () => box._data && box._data.kind;
-  const tipAt = (e) => (kind() === "bars" ? barTip(box, e) : showTip(box, e));
+  const tipAt = (e) => (kind() === "bars" ? barTip(box, e) : kind() === "plot" ? plotTip(box, e) : showTip(box, e));
   c.addEventListener("pointermove", (e) => (kind() === "lines" ? linesPointer(box, e, false) : tipAt(e)));
   c.addEventListener("pointerdown", (e) => (kind() === "lines" ? linesPointer(box, e, true) : tipAt(e)));  // a tap
   c.addEventListener("pointerleave", (e) => {
@@ -472,7 +589,7 @@ function build(root) {
 
 function paint(box) {
   const k = box._data.kind;
-  return k === "lines" ? drawLines(box) : k === "bars" ? drawBars(box) : draw(box);
+  return k === "lines" ? drawLines(box) : k === "bars" ? drawBars(box) : k === "plot" ? drawPlot(box) : draw(box);
 }
 
 export default function ({ data, parentElement }) {

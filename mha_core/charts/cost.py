@@ -13,13 +13,11 @@ from collections.abc import Sequence
 import altair as alt
 
 from mha_core.charts.base import OKABE_ITO
+from mha_core.charts.palette import BASE_COLOUR, PICKED_COLOUR
+from mha_core.charts.palette import COST_DASHES as DASHES
+from mha_core.charts.plot import HEIGHT, LINE_HEIGHT
 from mha_core.cost_model import FlopsPoint, HeadSplit, KvPoint
 from mha_core.units import bytes_unit, flops_unit, format_bytes, format_flops, format_params, params_unit
-
-HEIGHT = 260
-LINE_HEIGHT = 360  # line charts carry a legend above the plot as well
-DASHES = ([1, 0], [6, 3], [2, 2], [8, 3, 2, 3])
-BASE_COLOUR, PICKED_COLOUR = OKABE_ITO[0], OKABE_ITO[1]
 
 
 def _legend() -> alt.Legend:
@@ -96,7 +94,7 @@ def kv_vs_seq_len(
                             scale=alt.Scale(domain=order, range=list(OKABE_ITO[:len(order)])),
                             legend=_legend()),
             strokeDash=alt.StrokeDash("series:N", sort=order, legend=_legend(),
-                                      scale=alt.Scale(domain=order, range=list(DASHES[:len(order)]))),
+                                      scale=alt.Scale(domain=order, range=[list(d) for d in DASHES[:len(order)]])),
             tooltip=[alt.Tooltip("series:N", title=series_title), alt.Tooltip("n:Q", title=x_title, format=","),
                      alt.Tooltip("bytes:N", title=y_title)],
         )
@@ -124,7 +122,7 @@ def flops_vs_seq_len(
                             scale=alt.Scale(domain=order, range=[OKABE_ITO[0], OKABE_ITO[5]]),
                             legend=_legend()),
             strokeDash=alt.StrokeDash("series:N", sort=order, legend=_legend(),
-                                      scale=alt.Scale(domain=order, range=list(DASHES[:2]))),
+                                      scale=alt.Scale(domain=order, range=[list(d) for d in DASHES[:2]])),
             tooltip=[alt.Tooltip("series:N", title=series_title), alt.Tooltip("n:Q", title=x_title, format=","),
                      alt.Tooltip("flops:N", title=y_title)],
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -110,10 +110,10 @@ class MatrixCanvas:
 
     def payload(self) -> dict:
         """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        return _with_digest(asdict(self))
+        return with_digest(asdict(self))
 
 
-def _with_digest(out: dict) -> dict:
+def with_digest(out: dict) -> dict:
     """A chart's JSON with its digest: the browser repaints only when the digest changes."""
     out["digest"] = hashlib.blake2b(repr(out).encode(), digest_size=10).hexdigest()
     return out
@@ -164,7 +164,7 @@ def heatmap(
     """base.heatmap's chart: one panel, the column's width, ``size`` px high."""
     lo, hi = heat_domain(m, signed, domain)
     scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
-    return MatrixCanvas(title, (panel("", raster.on_scale(m, (lo, hi), scheme), m),), _labels(rows), _labels(cols),
+    return MatrixCanvas(title, (panel("", raster.on_scale(m, (lo, hi), scheme), m),), as_labels(rows), as_labels(cols),
                         row_title, col_title, value_title, Legend(value_title, ramp(scheme), (lo, hi)), size,
                         show_col_labels=show_col_labels)
 
@@ -180,7 +180,7 @@ def head_grid(
     scheme = SIGNED_SCHEME if signed else WEIGHT_SCHEME
     panels = tuple(panel(str(titles[i]), raster.on_scale(mats[i], (lo, hi), scheme), mats[i])
                    for i in range(mats.shape[0]))
-    return MatrixCanvas("", panels, _labels(rows), _labels(cols), row_title, col_title, value_title,
+    return MatrixCanvas("", panels, as_labels(rows), as_labels(cols), row_title, col_title, value_title,
                         Legend(value_title, ramp(scheme), (lo, hi)), size, per_row=per_row,
                         show_col_labels=show_col_labels)
 
@@ -220,7 +220,7 @@ def columns_by_head(
     heads = [f"{head_label} {i}" for i in range(n_heads)]
     starts = tuple(int(k) for k in np.flatnonzero(np.r_[True, np.diff(keep // d) != 0]))
     legend = Legend("", swatches=tuple((heads[i], head_colour(i)) for i in range(n_heads)))
-    return MatrixCanvas(title, (panel("", rgba, shown),), _labels(rows), _labels(str(j) for j in keep), row_title,
+    return MatrixCanvas(title, (panel("", rgba, shown),), as_labels(rows), as_labels(str(j) for j in keep), row_title,
                         col_title, "value", legend, size, show_col_labels=False, row_labels=BLOCK_ROW_LABELS,
                         col_heads=tuple(heads[j // d] for j in keep), head_starts=starts)
 
@@ -239,7 +239,7 @@ def masked_map(
     rgba[~allowed] = [*_rgb(MASKED_FILL), 255]
     rgba[ignored, 3] = round(0.3 * 255)
     state = np.where(ignored, 2, (~allowed).astype(int))
-    return MatrixCanvas(title, (panel("", rgba, m, state),), _labels(rows), _labels(cols), row_title, col_title,
+    return MatrixCanvas(title, (panel("", rgba, m, state),), as_labels(rows), as_labels(cols), row_title, col_title,
                         value_title, Legend(value_title, ramp(WEIGHT_SCHEME), (0.0, 1.0)), size,
                         notes=tuple(states), gaps=True)
 
@@ -257,8 +257,8 @@ def cache_grid(rows: np.ndarray, n_ctx: int, tokens: Sequence[str], *, row_names
     alpha = np.where(pos == held - 1, 255, round(0.55 * 255)).astype(np.uint8)[..., None]
     rgba = np.concatenate([rgb, alpha], axis=-1)
     newest = tuple((int(r), int(h - 1)) for r, h in enumerate(held[:, 0]) if h > 0)
-    return MatrixCanvas(title, (panel("", rgba, np.zeros(rgba.shape[:2])),), _labels(row_names),
-                        _labels(range(n_ctx)), kv_title, position_title, "", Legend(""), CACHE_CELL * layers * g,
+    return MatrixCanvas(title, (panel("", rgba, np.zeros(rgba.shape[:2])),), as_labels(row_names),
+                        as_labels(range(n_ctx)), kv_title, position_title, "", Legend(""), CACHE_CELL * layers * g,
                         gaps=True, outline=newest, outline_colour=NEW, row_axis_title=False, show_values=False,
                         col_notes=tuple(str(tokens[p]) if p < len(tokens) else "" for p in range(n_ctx)),
                         col_note_title=token_title)
@@ -270,7 +270,7 @@ def query_attention(attn: np.ndarray, positions: Sequence[str], row_names: Seque
     viridis 0..1, the newest key outlined, each row's label in the colour of the K/V head it reads."""
     n_rows, t = attn.shape
     return MatrixCanvas(title, (panel("", raster.on_scale(attn, (0.0, 1.0), WEIGHT_SCHEME), attn),),
-                        _labels(row_names), _labels(positions), row_title, col_title, value_title,
+                        as_labels(row_names), as_labels(positions), row_title, col_title, value_title,
                         Legend(value_title, ramp(WEIGHT_SCHEME), (0.0, 1.0)), 22 * n_rows,
                         outline=tuple((r, t - 1) for r in range(n_rows)), outline_colour=NEW,
                         row_colours=tuple(head_colour(int(j)) for j in groups))
@@ -343,7 +343,7 @@ def model_view(attn: np.ndarray, labels: Sequence[str], *, layer_title: str, hea
     n_layers, n_heads = attn.shape[:2]
     panels = tuple(panel(head_name(i, j), raster.on_scale(attn[i, j], (0.0, 1.0), WEIGHT_SCHEME), attn[i, j])
                    for i in range(n_layers) for j in range(n_heads))
-    return MatrixCanvas("", panels, _labels(shown), _labels(shown), query_title, key_title, weight_title,
+    return MatrixCanvas("", panels, as_labels(shown), as_labels(shown), query_title, key_title, weight_title,
                         Legend(weight_title, ramp(WEIGHT_SCHEME), (0.0, 1.0)), MODEL_VIEW_ROW * n_layers,
                         show_col_labels=False, row_axis_title=False, lattice=(n_layers, n_heads),
                         lattice_rows=tuple(f"L{i}" for i in range(n_layers)),
@@ -406,7 +406,7 @@ class LinesCanvas:
 
     def payload(self) -> dict:
         """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        return _with_digest(asdict(self))
+        return with_digest(asdict(self))
 
 
 def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence[str], *,
@@ -420,7 +420,7 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
     head, q, k = np.nonzero(kept_lines(w, top_k))
     rows = max(n, m)
     return LinesCanvas(
-        title, _labels(labels), _labels(key_labels if key_labels is not None else labels), _labels(head_names),
+        title, as_labels(labels), as_labels(key_labels if key_labels is not None else labels), as_labels(head_names),
         tuple(head_colour(i) for i in range(h)), tuple(i >= DASHED_FROM for i in range(h)),
         tuple(head.tolist()), tuple(q.tolist()), tuple(k.tolist()), tuple(np.round(w[head, q, k], 4).tolist()),
         query_title, key_title, weight_title, head_title, step or (20 if rows <= 16 else 16 if rows <= 32 else 12))
@@ -443,7 +443,7 @@ class BarsCanvas:
 
     def payload(self) -> dict:
         """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        return _with_digest(asdict(self))
+        return with_digest(asdict(self))
 
 
 BAR_TICKS = 5  # about this many ticks on a bar chart's value axis
@@ -458,13 +458,14 @@ def tick_step(span: float, count: int = BAR_TICKS) -> float:
     return float(f"{step * scale:.12g}")
 
 
-def bar_axis(values: np.ndarray,
-             domain: tuple[float, float] | None = None) -> tuple[tuple[float, float], tuple[float, ...]]:
-    """A bar chart's value axis: ``domain`` as given, else from 0 to the values' extremes rounded out to a tick (Vega's
-    ``zero`` and ``nice``); and its ticks."""
+def bar_axis(values: np.ndarray, domain: tuple[float, float] | None = None,
+             zero: bool = True) -> tuple[tuple[float, float], tuple[float, ...]]:
+    """A value axis: ``domain`` as given, else the values' extremes (and 0, with ``zero``) rounded out to a tick
+    (Vega's ``zero`` and ``nice``); and its ticks."""
     if domain is None:
         finite = values[np.isfinite(values)]
-        lo, hi = min(0.0, float(finite.min(initial=0.0))), max(0.0, float(finite.max(initial=0.0)))
+        lo, hi = float(finite.min(initial=0.0)), float(finite.max(initial=0.0))
+        lo, hi = (min(0.0, lo), max(0.0, hi)) if zero or not finite.size else (lo, hi)
         if hi - lo <= 0:
             hi = 1.0
         step = tick_step(hi - lo)
@@ -473,14 +474,17 @@ def bar_axis(values: np.ndarray,
         lo, hi = domain
         step = tick_step(hi - lo)
     ticks = np.arange(np.ceil(lo / step - 1e-9), np.floor(hi / step + 1e-9) + 1) * step
-    return (float(lo), float(hi)), tuple(float(f"{x:.12g}") + 0.0 for x in ticks)
+    def tidy(x: float) -> float:
+        return float(f"{x:.12g}") + 0.0  # 1.4, not 1.4000000000000001; 0.0, not -0.0
+
+    return (tidy(lo), tidy(hi)), tuple(tidy(x) for x in ticks)
 
 
 def _bars(values: Sequence[float] | np.ndarray, names: Sequence[str], colours: Sequence[str], *, title: str,
           value_title: str, height: int, domain: tuple[float, float] | None = None) -> BarsCanvas:
     v = np.round(np.asarray(values, dtype=float), 4)
     (lo, hi), ticks = bar_axis(v, domain)
-    return BarsCanvas(title, _labels(names), tuple(float(x) if np.isfinite(x) else None for x in v),
+    return BarsCanvas(title, as_labels(names), tuple(float(x) if np.isfinite(x) else None for x in v),
                       tuple(colours), value_title, (lo, hi), ticks, height)
 
 
@@ -517,24 +521,5 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
     return tuple(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5))  # type: ignore[return-value]
 
 
-def _labels(xs: Sequence[str] | object) -> tuple[str, ...]:
+def as_labels(xs: Sequence[str] | object) -> tuple[str, ...]:
     return tuple(str(x) for x in xs)  # type: ignore[union-attr]
-
-
-# Which Altair builder each canvas draws, by the builder's name as ui.render.builder_name gives it.
-CANVASES: dict[str, Callable[..., MatrixCanvas | LinesCanvas | BarsCanvas]] = {
-    "mha_core.charts.base.heatmap": heatmap,
-    "mha_core.charts.pipeline.head_grid": head_grid,
-    "mha_core.charts.pipeline.columns_by_head": columns_by_head,
-    "mha_core.charts.cross.masked_map": masked_map,
-    "mha_core.charts.generate.cache_grid": cache_grid,
-    "mha_core.charts.generate.query_attention": query_attention,
-    "mha_core.charts.real.score_map": score_map,
-    "mha_core.charts.real.head_heatmap": head_heatmap,
-    "mha_core.charts.real.similarity_map": similarity_map,
-    "mha_core.charts.real.model_view": model_view,
-    "mha_core.charts.lines.token_lines": token_lines,
-    "mha_core.charts.base.bar": bar,
-    "mha_core.charts.generate.next_token_bars": next_token_bars,
-    "mha_core.charts.real.pair_row": pair_row,
-}

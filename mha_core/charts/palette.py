@@ -13,6 +13,8 @@ SIGNED_SCHEME = "blueorange"    # signed values
 NEUTRAL = "#6B7280"             # grey: bars that are tokens, not heads (about 4.6:1 on white, 3.9:1 on the dark theme)
 NOUN_COLOURS = (OKABE_ITO[0], OKABE_ITO[5])  # the minimal pair: blue for the subject noun, vermillion for the other
 OTHER_COLOUR = "#8C8C8C"        # ... every other token (3.3 : 1 on white)
+BASE_COLOUR, PICKED_COLOUR = OKABE_ITO[0], OKABE_ITO[1]  # the cost lab: every h, and the h picked
+COST_DASHES = ((1, 0), (6, 3), (2, 2), (8, 3, 2, 3))      # ... its lines' dashes (px), apart in greyscale too
 
 
 def head_colour(i: int) -> str:

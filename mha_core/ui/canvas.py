@@ -1,5 +1,6 @@
 """The app's own chart: a Streamlit component (st.components.v2, its JavaScript in the page, no iframe) that paints a
-``charts.matrix.MatrixCanvas``, ``LinesCanvas`` or ``BarsCanvas`` on a canvas (assets/charts/matrix_canvas.js)."""
+``charts.matrix.MatrixCanvas``, ``LinesCanvas`` or ``BarsCanvas``, or a ``charts.plot.PlotCanvas``, on a canvas
+(assets/charts/matrix_canvas.js)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def label(payload: dict, tables: str) -> str:
     if payload.get("kind") == "lines":
         return t("common.canvas_lines", lines=len(payload["line_head"]), heads=len(payload["heads"]),
                  queries=len(payload["queries"]), keys=len(payload["keys"]), tables=tables)
+    if payload.get("kind") == "plot":
+        return t("common.canvas_plot", title=payload["title"] or t("common.canvas_untitled"),
+                 n=len(payload["series"]), x=payload["x_title"] or "x", tables=tables)
     if payload.get("kind") == "bars":
         return t("common.canvas_bars", title=payload["title"] or t("common.canvas_untitled"),
                  n=len(payload["names"]), tables=tables)
@@ -37,7 +41,8 @@ def label(payload: dict, tables: str) -> str:
 
 
 def matrix(payload: dict, key: str, tables: str) -> None:
-    """Draw one chart (a ``MatrixCanvas``, ``LinesCanvas`` or ``BarsCanvas`` payload) under the widget key ``key``: the
-    same key in every run, so the browser keeps its canvas and repaints it instead of building a new one."""
+    """Draw one chart (a ``MatrixCanvas``, ``LinesCanvas``, ``BarsCanvas`` or ``PlotCanvas`` payload) under the
+    widget key ``key``: the same key in every run, so the browser keeps its canvas and repaints it instead of building
+    a new one."""
     words = [t(f"common.cell_{w}") for w in ("row", "col", "value", "head")]  # a tooltip's names for untitled parts
     _component()(data={**payload, "label": label(payload, tables), "words": words}, key=key, width="stretch")

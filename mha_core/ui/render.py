@@ -20,7 +20,7 @@ import pyarrow as pa
 import streamlit as st
 from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
-from mha_core.charts.matrix import CANVASES
+from mha_core.charts.canvases import CANVASES
 from mha_core.charts.spec import DRAW, IMAGE, arguments_digest, as_table, spec_and_data
 from mha_core.errors import LabError
 from mha_core.figure_files import matrix_csv, spec_png, spec_svg, table_csv
@@ -233,9 +233,6 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
         if data is not None:
             drawn["data"] = {"name": FRAME}
             sets[FRAME] = convert_anything_to_arrow_bytes(rows_to_draw(data))
-        elif "values" in drawn.get("data", {}):  # inline rows (the cost lab's): Streamlit would convert them every run
-            sets[FRAME] = convert_anything_to_arrow_bytes(drawn.pop("data")["values"])
-            drawn["data"] = {"name": FRAME}
         if sets:
             drawn["datasets"] = sets
         return Figure(spec, data, drawn, _panel_field(spec), None)

@@ -213,3 +213,46 @@ def test_a_bar_reaches_its_value_and_a_pointer_over_it_names_it(browser, server,
             assert chart.evaluate(TIP) == f"{d['names'][i]}\n{d['value_title']}: {d['values'][i]:.3f}"
     finally:
         ctx.close()
+
+
+PLOT_STATE = """(c) => { const box = c.parentElement, L = box._layout, g = c.getContext('2d');
+  const dpr = c.width / c.clientWidth;
+  const px = (x, y) => Array.from(g.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data.slice(0, 3));
+  const at = box._data.series.map((s) => s.xs.map((x, i) => [L.x(x), L.y(s.ys[i])]));
+  return {data: box._data, at, bottom: L.bottom, colours: at.map((pts, j) => pts.map(([x, y]) =>
+    px(x, box._data.series[j].mark === 'bar' ? (y + L.y(0)) / 2 : y)))}; }"""
+
+
+@pytest.mark.parametrize(("width", "lang"), [(1280, "en-US"), (390, "zh-CN")])
+def test_the_cost_lab_s_plots_mark_the_picked_h_and_a_point_names_its_values(browser, server, width, lang):
+    """The cost lab's four charts on the canvas: every point and bar is painted in its colour where the axes put it
+    (the picked h's in its own), and a pointer over a point, or a tap on a phone, shows that point's tooltip."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, locale=lang,
+                              has_touch=width < 600, is_mobile=width < 600)
+    page = ctx.new_page()
+    try:
+        charts = _painted(page, f"{server}/cost", 4)
+        assert [c.evaluate("c => c.parentElement._data.kind") for c in charts] == ["plot"] * 4
+        for chart in charts:
+            _in_view(page, chart)
+            s = chart.evaluate(PLOT_STATE)
+            for j, series in enumerate(s["data"]["series"]):
+                colours = series["point_colours"] or [series["colour"]] * len(series["xs"])
+                for i, want in enumerate(colours):
+                    px, py = s["at"][j][i]
+                    if series["mark"] == "bar" and py > s["bottom"] - 4:
+                        continue  # a bar too short to sample inside
+                    if any(abs(px - qx) < 8 and abs(py - qy) < 8 for later in s["at"][j + 1:] for qx, qy in later):
+                        continue  # a later series' point on top of it (the FLOPs' two lines meet at the end)
+                    assert tuple(s["colours"][j][i]) == tuple(int(want[k:k + 2], 16) for k in (1, 3, 5)), (j, i)
+            j = len(s["data"]["series"]) - 1
+            i = len(s["data"]["series"][j]["xs"]) - 1  # the last point of the last series: nothing drawn over it
+            rect = chart.bounding_box()
+            x, y = rect["x"] + s["at"][j][i][0], rect["y"] + s["at"][j][i][1] - 2
+            if width < 600:
+                page.touchscreen.tap(x, y)
+            else:
+                page.mouse.move(x, y)
+            assert chart.evaluate(TIP) == s["data"]["series"][j]["tips"][i]
+    finally:
+        ctx.close()
