@@ -262,3 +262,24 @@ def test_charts_are_valid_vega_lite(key: str) -> None:
         assert spec["width"] == "container"
     kv_rows = charts[2].to_dict()["data"]["values"]
     assert {r["series"] for r in kv_rows} == {f"{p.kind} (g = {p.n_kv_heads})" for p in kv_curves(shape, grid)}
+
+
+def test_the_table_view_and_each_csv_hold_every_point_of_the_four_charts() -> None:
+    """The cost lab's charts keep their rows inline (charts.cost._base): the table view and the CSV download read
+    them there (the CSV was empty, and the table view showed the chart, before)."""
+    from mha_core.charts.spec import arguments_digest
+    from mha_core.ui import render
+
+    at = open_cost("en")
+    drawn = painted(at)
+    at.sidebar.toggle(key="tables").set_value(True).run()
+    assert not at.exception and not painted(at)
+    frames = [d.value for d in at.dataframe]
+    assert len(frames) == 4 and not any(str(c).startswith("_") for f in frames for c in f.columns)
+    for chart, frame in zip(drawn, frames, strict=True):
+        assert len(frame) == sum(len(s["xs"]) for s in chart["series"])  # a row per point or bar
+    shape = preset("transformer_base").shape
+    points, kw = kv_curves(shape, seq_grid(512)), {"x_title": "n", "y_title": "KV", "series_title": "s"}
+    csv = render._data_csv(cost_charts.kv_vs_seq_len, render.builder_name(cost_charts.kv_vs_seq_len), (points,), kw,
+                           arguments_digest((points,), kw)).decode()
+    assert len(csv.strip().splitlines()) == 1 + len(points) and "series" in csv.splitlines()[0]

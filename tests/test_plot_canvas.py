@@ -35,7 +35,7 @@ def test_parameters_per_h_are_the_vega_chart_s_points_the_picked_h_in_its_colour
     rows = _rows(cost_charts.params_vs_heads(SWEEP, **kw))
     (line,) = c.series
     assert c.x_names == tuple(str(r["h"]) for r in rows) and line.xs == tuple(float(i) for i in range(len(rows)))
-    assert line.ys == tuple(r["value"] for r in rows) and line.point_colours == tuple(r["colour"] for r in rows)
+    assert line.ys == tuple(r["value"] for r in rows) and line.point_colours == tuple(r["_colour"] for r in rows)
     assert line.point_colours.count(palette.PICKED_COLOUR) == 1
     assert line.tips == tuple(f"h: {p.n_heads}\nd: {p.d_head}\ny: {format_params(p.params)}\n"
                               f"f: {format_flops(p.flops_per_token)}" for p in SWEEP)
@@ -48,7 +48,7 @@ def test_d_head_per_h_is_a_labelled_bar_per_h():
     (bars,) = c.series
     assert bars.mark == "bar" and bars.ys == tuple(float(r["d_head"]) for r in rows)
     assert bars.labels == tuple(str(r["d_head"]) for r in rows)
-    assert bars.point_colours == tuple(r["colour"] for r in rows)
+    assert bars.point_colours == tuple(r["_colour"] for r in rows)
     _axis_holds(c)
 
 

@@ -45,7 +45,7 @@ def params_vs_heads(
     unit = params_unit(max(p.params for p in points))
     base = _base([
         {"h": p.n_heads, "d_head": p.d_head, "value": p.params / unit.factor, "params": format_params(p.params),
-         "flops": format_flops(p.flops_per_token), "colour": PICKED_COLOUR if p.n_heads == current_h else BASE_COLOUR}
+         "flops": format_flops(p.flops_per_token), "_colour": PICKED_COLOUR if p.n_heads == current_h else BASE_COLOUR}
         for p in points
     ])
     x = alt.X("h:O", title=x_title, sort=None, axis=alt.Axis(labelAngle=0, labelOverlap=True))
@@ -54,7 +54,7 @@ def params_vs_heads(
     tooltip = [alt.Tooltip("h:O", title="h"), alt.Tooltip("d_head:Q", title=d_head_title),
                alt.Tooltip("params:N", title=y_title), alt.Tooltip("flops:N", title=flops_title)]
     line = base.mark_line(color=BASE_COLOUR).encode(x=x, y=y)
-    dots = base.mark_point(filled=True, size=90).encode(x=x, y=y, color=alt.Color("colour:N", scale=None),
+    dots = base.mark_point(filled=True, size=90).encode(x=x, y=y, color=alt.Color("_colour:N", scale=None),
                                                          tooltip=tooltip)
     return (line + dots).properties(**_size(title))
 
@@ -64,11 +64,11 @@ def d_head_vs_heads(
 ) -> alt.Chart:
     """d_head = d_model / h as h grows: more heads, each one narrower."""
     base = _base([{"h": p.n_heads, "d_head": p.d_head,
-                   "colour": PICKED_COLOUR if p.n_heads == current_h else BASE_COLOUR} for p in points])
+                   "_colour": PICKED_COLOUR if p.n_heads == current_h else BASE_COLOUR} for p in points])
     x = alt.X("h:O", title=x_title, sort=None, axis=alt.Axis(labelAngle=0, labelOverlap=True))
     y = alt.Y("d_head:Q", title=y_title, scale=alt.Scale(zero=True))
     bars = base.mark_bar().encode(
-        x=x, y=y, color=alt.Color("colour:N", scale=None),
+        x=x, y=y, color=alt.Color("_colour:N", scale=None),
         tooltip=[alt.Tooltip("h:O", title="h"), alt.Tooltip("d_head:Q", title=y_title)],
     )
     labels = base.mark_text(dy=-6, fontSize=10).encode(x=x, y=y, text="d_head:Q")

@@ -7,7 +7,9 @@ the cells 45-54 ms (benchmarks/bench_canvas.py). Here the server computes everyt
 cell's colour on Vega's own scheme (``raster``), the legend's ramp, and the labels; the browser decodes two arrays
 and paints. The Altair builders of the same charts stay (``base.heatmap``, ``pipeline.head_grid``,
 ``pipeline.columns_by_head``): their specs make the SVG and PNG downloads, their frames the table view and the CSV.
-Each function here takes exactly its builder's arguments (tests/test_matrix_canvas.py checks the signatures).
+Each function here takes exactly its builder's arguments (tests/test_matrix_canvas.py checks the signatures). The
+token lines (``LinesCanvas``) and the horizontal bar charts (``BarsCanvas``) are here too; charts over an x axis are
+in ``charts.plot``.
 
 No Altair or pandas here: a page's first chart must not wait for them to draw.
 """

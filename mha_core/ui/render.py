@@ -225,6 +225,8 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
     def build() -> Figure:
         spec, frame = spec_and_data(builder(*args, **kwargs))
         data = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
+        if data is None and "values" in spec.get("data", {}):  # inline rows (the cost lab's): its table and CSV
+            data = pa.Table.from_pylist(spec["data"]["values"])
         painted = CANVASES.get(name)
         if painted is not None:  # the app's canvas draws it: the spec and frame make the downloads and the table view
             return Figure(spec, data, {}, _panel_field(spec), painted(*args, **kwargs).payload())
