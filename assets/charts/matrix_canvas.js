@@ -44,7 +44,7 @@ function latticeLayout(d, panels, W, g) {  // small panels in rows (layers) and 
   g.font = "11px " + d.font;
   const [nr, nc] = d.lattice;
   const left = (d.lattice_row_title ? 18 : 0) + Math.max(0, ...d.lattice_rows.map((r) => g.measureText(r).width)) + 6;
-  const top = d.title ? 26 : 4;
+  const top = titleHeight(g, d, W, 4);
   const pw = Math.max(4, Math.floor((W - left - PAD - (nc - 1) * LATTICE_GAP) / nc));
   const ph = Math.max(12, Math.min(pw, Math.floor(d.height / nr) - LATTICE_GAP));
   const boxes = panels.map((p, i) => ({ x: left + (i % nc) * (pw + LATTICE_GAP),
@@ -78,7 +78,7 @@ function layout(d, panels, W, g) {  // where everything goes, in CSS pixels
   const left = (d.row_title && d.row_axis_title ? 18 : 0) + rowW + 6;
   const colW = d.show_col_labels ? Math.min(LABEL_MAX, Math.max(0, ...d.cols.map((c) => g.measureText(c).width))) : 0;
   const below = (d.show_col_labels ? colW * 0.87 + 12 : 4) + (d.col_title ? 18 : 0);
-  const top = d.title ? 26 : 4;
+  const top = titleHeight(g, d, W, 4);
   const grid = d.per_row > 0;
   const perRow = grid ? Math.max(1, Math.min(d.per_row, panels.length,
     Math.floor((W - left + GAP) / (MIN_PANEL + GAP)))) : 1;
@@ -121,7 +121,30 @@ function sized(c, g, d, W, H, ink) {  // the canvas W × H CSS px at the screen'
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, W, H);
   g.fillStyle = ink; g.textBaseline = "middle";
-  if (d.title) { g.font = "600 14px " + d.font; g.textAlign = "left"; g.fillText(fit(g, d.title, W), 0, 12); }
+  g.font = TITLE_FONT + d.font; g.textAlign = "left";
+  wrap(g, d.title, W).forEach((line, k) => g.fillText(line, 0, 12 + k * TITLE_LINE));
+}
+
+const TITLE_FONT = "600 14px ", TITLE_LINE = 19;
+
+function wrap(g, text, width) {  // text in lines of at most width px: at a space if the line has one, else anywhere
+  const lines = [];                // (Chinese has no spaces)
+  let line = "";
+  for (const ch of text || "") {
+    if (line && g.measureText(line + ch).width > width) {
+      const cut = ch !== " " && line.lastIndexOf(" ") > 0 ? line.lastIndexOf(" ") : line.length;
+      lines.push(line.slice(0, cut)); line = line.slice(cut).trimStart();
+    }
+    if (line || ch !== " ") line += ch;
+  }
+  if (line.trim()) lines.push(line);
+  return lines;
+}
+
+function titleHeight(g, d, W, none) {  // px above the chart for its title's lines (``none`` without a title)
+  if (!d.title) return none;
+  g.font = TITLE_FONT + d.font;
+  return wrap(g, d.title, W).length * TITLE_LINE + 7;
 }
 
 function draw(box) {
@@ -264,7 +287,7 @@ function place(box, text, ex, ey) {  // the tooltip, showing ``text``, beside th
 const X_Q = 0.32, X_K = 0.68, FADED = "#8C8C8C", NEAR = 5;
 
 function linesLayout(d, W, g) {
-  const rows = Math.max(d.queries.length, d.keys.length), top = d.title ? 26 : 0;
+  const rows = Math.max(d.queries.length, d.keys.length), top = titleHeight(g, d, W, 0);
   const L = { xq: X_Q * W, xk: X_K * W, top, rows, y: (i) => top + (i + 1.5) * d.step, swatches: [] };
   L.legendTop = top + d.step * (rows + 1) + 6;
   L.legendH = 0;
@@ -383,7 +406,7 @@ const BAR_LABEL_MAX = 140;
 function barsLayout(d, W, g) {
   g.font = "12px " + d.font;
   const labelW = Math.min(BAR_LABEL_MAX, Math.max(0, ...d.names.map((n) => g.measureText(n).width)));
-  const left = labelW + 8, top = d.title ? 26 : 4, right = W - PAD - 8;
+  const left = labelW + 8, top = titleHeight(g, d, W, 4), right = W - PAD - 8;
   const step = d.height / Math.max(1, d.names.length);
   const [lo, hi] = d.domain;
   const x = (v) => left + ((Math.min(hi, Math.max(lo, v)) - lo) / (hi - lo || 1)) * (right - left);
@@ -451,7 +474,7 @@ function plotLayout(d, W, g) {
   const tickW = Math.max(...d.y_ticks.map((t) => g.measureText(num(t)).width));
   const leg = legendRows(d, W, g), legH = leg.rows * 20;
   const left = (d.y_title ? 20 : 0) + tickW + 8, right = W - PAD - 12;
-  const top = (d.title ? 26 : 4) + (d.legend_top ? legH + 4 : 0) + 14, bottom = top + d.height;
+  const top = titleHeight(g, d, W, 4) + (d.legend_top ? legH + 4 : 0) + 14, bottom = top + d.height;
   const [x0, x1] = d.x_domain, [y0, y1] = d.y_domain;
   const lx = (v) => (d.x_log ? Math.log2(v) : v);
   const x = (v) => left + ((lx(v) - lx(x0)) / (lx(x1) - lx(x0) || 1)) * (right - left);
