@@ -256,3 +256,25 @@ def test_the_cost_lab_s_plots_mark_the_picked_h_and_a_point_names_its_values(bro
             assert chart.evaluate(TIP) == s["data"]["series"][j]["tips"][i]
     finally:
         ctx.close()
+
+
+def test_a_long_title_wraps_on_a_phone_instead_of_being_cut(browser, server):
+    """The myths page's accuracy chart has a title wider than a 390 px phone in Chinese: the canvas writes it on as
+    many lines as it needs and starts the plot below them (it was cut with an ellipsis)."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN", has_touch=True, is_mobile=True)
+    page = ctx.new_page()
+    try:
+        page.goto(f"{server}/myths")
+        wait_ready(page)
+        page.get_by_role("tab").nth(1).click()
+        page.wait_for_function(f"document.querySelectorAll('{DRAWN}').length >= 2", timeout=30_000)
+        chart = page.locator(DRAWN).nth(1)
+        s = chart.evaluate("""(c) => { const box = c.parentElement, g = c.getContext('2d');
+            g.font = '600 14px ' + getComputedStyle(box).fontFamily;
+            return {title: box._data.title, wide: g.measureText(box._data.title).width, width: box.clientWidth,
+                    top: box._layout.top, legendTop: box._data.legend_top}; }""")
+        assert s["title"] and s["wide"] > 1.2 * s["width"] and not s["legendTop"]
+        lines = -(-s["wide"] // s["width"])  # at least this many lines
+        assert s["top"] >= lines * 19 + 7 + 14  # the title's lines, then the room above the plot
+    finally:
+        ctx.close()
