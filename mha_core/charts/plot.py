@@ -16,7 +16,7 @@ from mha_core.cost_model import FlopsPoint, HeadSplit, KvPoint
 from mha_core.units import bytes_unit, flops_unit, format_bytes, format_flops, format_params, params_unit
 
 SHAPES = ("circle", "square", "triangle-up", "cross", "diamond", "triangle-right", "triangle-down", "triangle-left")
-VEGA_DASHES = ((1, 0), (4, 2), (2, 1), (1, 1), (1, 2, 4, 2))  # Vega-Lite's default strokeDash range (× the line width)
+VEGA_DASHES = ((1, 0), (4, 2), (2, 1), (1, 1), (1, 2, 4, 2))  # Vega-Lite's default strokeDash range (px)
 HEIGHT = 260       # a cost chart's height, px, axes included (its canvas: the plot alone, 60 px less)
 LINE_HEIGHT = 360  # ... with a legend above the plot as well (the plot: 140 px less)
 
