@@ -111,7 +111,7 @@ def line_canvases(at: AppTest) -> list[dict]:
 
 
 def bar_canvases(at: AppTest) -> list[dict]:
-    """The bar charts the page painted on the app's canvas (charts.matrix.BarsCanvas)."""
+    """The bar charts the page painted on the app's canvas (charts.bars.BarsCanvas)."""
     return [c for c in painted(at) if c.get("kind") == "bars"]
 
 

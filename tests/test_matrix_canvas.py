@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from apphelpers import panel_colours, panel_values
-from mha_core.charts import base, cross, generate, lines, matrix, palette, pipeline, raster, real
+from mha_core.charts import bars, base, cross, generate, lines, matrix, palette, pipeline, raster, real
 from mha_core.charts.canvases import CANVASES
 from mha_core.charts.spec import spec_and_data
 
@@ -266,7 +266,7 @@ def _bar_rows(spec: dict, frame) -> list[tuple[str, float]]:  # noqa: ANN001
 @pytest.mark.parametrize("kwargs", [{}, {"step": 22}, {"colours": ["#111111", "#222222", "#333333", "#444444"]}])
 def test_bars_are_the_vega_chart_s_bars_in_its_order_colours_and_height(kwargs):
     values, names = [0.25, -1.5, 3.0, float("nan")], ["a", "b", "c", "d"]
-    c = matrix.bar(values, names, title="T", value_title="score", **kwargs)
+    c = bars.bar(values, names, title="T", value_title="score", **kwargs)
     spec, frame = spec_and_data(base.bar(values, names, title="T", value_title="score", **kwargs))
     rows = _bar_rows(spec, frame)
     assert c.names == tuple(n for n, _ in rows) == tuple(spec["encoding"]["y"]["sort"])
@@ -280,7 +280,7 @@ def test_bars_are_the_vega_chart_s_bars_in_its_order_colours_and_height(kwargs):
 
 def test_next_token_bars_are_the_likeliest_tokens_grey_on_0_to_1():
     probs, names = np.array([0.1, 0.5, 0.05, 0.3, 0.05]), ["a", "b", "c", "d", "e"]
-    c = matrix.next_token_bars(probs, names, top=3, title="next", value_title="p")
+    c = bars.next_token_bars(probs, names, top=3, title="next", value_title="p")
     spec, frame = spec_and_data(generate.next_token_bars(probs, names, top=3, title="next", value_title="p"))
     assert list(zip(c.names, c.values, strict=True)) == _bar_rows(spec, frame) == [("b", 0.5), ("d", 0.3), ("a", 0.1)]
     assert c.colours == (palette.NEUTRAL,) * 3 and spec["mark"]["color"] == palette.NEUTRAL
@@ -290,7 +290,7 @@ def test_next_token_bars_are_the_likeliest_tokens_grey_on_0_to_1():
 
 def test_a_minimal_pair_row_colours_each_noun_s_pieces_on_0_to_1():
     w, labels = np.array([0.1, 0.6, 0.05, 0.25]), ["the", "cat", "it", "mat"]
-    c = matrix.pair_row(w, labels, [[1], [3]], title="t", value_title="w")
+    c = bars.pair_row(w, labels, [[1], [3]], title="t", value_title="w")
     spec, frame = spec_and_data(real.pair_row(w, labels, [[1], [3]], title="t", value_title="w"))
     assert list(zip(c.names, c.values, strict=True)) == _bar_rows(spec, frame)
     assert c.colours == tuple(spec["encoding"]["color"]["scale"]["range"])
@@ -302,4 +302,4 @@ def test_a_minimal_pair_row_colours_each_noun_s_pieces_on_0_to_1():
 @pytest.mark.parametrize(("span", "step"), [(1.0, 0.2), (0.43, 0.1), (5.0, 1.0), (0.07, 0.01), (30.0, 5.0)])
 def test_a_bar_axis_ticks_at_d3_s_round_steps(span, step):
     """d3's ticks (Vega's): the 1, 2 or 5 × 10^k step nearest a fifth of the span."""
-    assert matrix.tick_step(span) == step
+    assert bars.tick_step(span) == step

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mha_core.charts import matrix, plot
+from mha_core.charts import bars, matrix, plot
 
-Canvas = matrix.MatrixCanvas | matrix.LinesCanvas | matrix.BarsCanvas | plot.PlotCanvas
+Canvas = matrix.MatrixCanvas | matrix.LinesCanvas | bars.BarsCanvas | plot.PlotCanvas
 
 # By the builder's name, as ui.render.builder_name gives it.
 CANVASES: dict[str, Callable[..., Canvas]] = {
@@ -22,9 +22,9 @@ CANVASES: dict[str, Callable[..., Canvas]] = {
     "mha_core.charts.real.similarity_map": matrix.similarity_map,
     "mha_core.charts.real.model_view": matrix.model_view,
     "mha_core.charts.lines.token_lines": matrix.token_lines,
-    "mha_core.charts.base.bar": matrix.bar,
-    "mha_core.charts.generate.next_token_bars": matrix.next_token_bars,
-    "mha_core.charts.real.pair_row": matrix.pair_row,
+    "mha_core.charts.base.bar": bars.bar,
+    "mha_core.charts.generate.next_token_bars": bars.next_token_bars,
+    "mha_core.charts.real.pair_row": bars.pair_row,
     "mha_core.charts.base.lines": plot.lines,
     "mha_core.charts.cost.params_vs_heads": plot.params_vs_heads,
     "mha_core.charts.cost.d_head_vs_heads": plot.d_head_vs_heads,

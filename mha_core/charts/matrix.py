@@ -1,5 +1,5 @@
 """Matrix charts as the browser draws them: the colour of every cell, its value and the chart's labels, for the app's
-own canvas (assets/charts/matrix_canvas.js, mounted by ``ui.canvas``) instead of a Vega view.
+own canvas (assets/charts/canvas/*.js, mounted by ``ui.canvas``) instead of a Vega view.
 
 Vega builds a chart's scenegraph, axes and legend anew on every slider move, in Streamlit's CSP-safe expression
 interpreter: three heatmaps took 78-118 ms of the browser's main thread per move at 1x, a canvas that only paints
@@ -8,8 +8,8 @@ cell's colour on Vega's own scheme (``raster``), the legend's ramp, and the labe
 and paints. The Altair builders of the same charts stay (``base.heatmap``, ``pipeline.head_grid``,
 ``pipeline.columns_by_head``): their specs make the SVG and PNG downloads, their frames the table view and the CSV.
 Each function here takes exactly its builder's arguments (tests/test_matrix_canvas.py checks the signatures). The
-token lines (``LinesCanvas``) and the horizontal bar charts (``BarsCanvas``) are here too; charts over an x axis are
-in ``charts.plot``.
+token lines (``LinesCanvas``) are here too; bar charts are in ``charts.bars``, charts over an x axis in
+``charts.plot``.
 
 No Altair or pandas here: a page's first chart must not wait for them to draw.
 """
@@ -26,10 +26,7 @@ import numpy as np
 from mha_core.charts import raster
 from mha_core.charts.palette import (
     MASKED_FILL,
-    NEUTRAL,
-    NOUN_COLOURS,
     OKABE_ITO,
-    OTHER_COLOUR,
     SIGNED_SCHEME,
     WEIGHT_SCHEME,
     head_colour,
@@ -77,8 +74,16 @@ class Legend:
     swatches: tuple[tuple[str, str], ...] = ()  # (label, "#rrggbb")
 
 
+class CanvasChart:
+    """A chart the app's canvas paints: a dataclass whose fields are what the browser gets."""
+
+    def payload(self) -> dict:
+        """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
+        return with_digest(asdict(self))  # type: ignore[call-overload]  # every subclass is a dataclass
+
+
 @dataclass(frozen=True)
-class MatrixCanvas:
+class MatrixCanvas(CanvasChart):
     """Everything the canvas draws of one chart; ``payload()`` is what the browser gets."""
 
     title: str
@@ -109,10 +114,6 @@ class MatrixCanvas:
     lattice_cols: tuple[str, ...] = ()
     lattice_row_title: str = ""
     lattice_col_title: str = ""
-
-    def payload(self) -> dict:
-        """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        return with_digest(asdict(self))
 
 
 def with_digest(out: dict) -> dict:
@@ -383,7 +384,7 @@ def shown_share(weights: np.ndarray, top_k: int | None) -> float:
 
 
 @dataclass(frozen=True)
-class LinesCanvas:
+class LinesCanvas(CanvasChart):
     """Token lines as the canvas draws them: queries on the left, keys on the right, one line per (head, query,
     key) in its head's colour (dashed after DASHED_FROM heads) at the weight's opacity; ``payload()`` is what the
     browser gets. There a token under the pointer, or tapped, keeps only its lines, and a head tapped in the legend
@@ -406,10 +407,6 @@ class LinesCanvas:
     step: int                   # px per token row
     kind: str = "lines"
 
-    def payload(self) -> dict:
-        """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        return with_digest(asdict(self))
-
 
 def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence[str], *,
                 top_k: int | None = None, title: str = "", query_title: str = "", key_title: str = "",
@@ -426,97 +423,6 @@ def token_lines(weights: np.ndarray, labels: Sequence[str], head_names: Sequence
         tuple(head_colour(i) for i in range(h)), tuple(i >= DASHED_FROM for i in range(h)),
         tuple(head.tolist()), tuple(q.tolist()), tuple(k.tolist()), tuple(np.round(w[head, q, k], 4).tolist()),
         query_title, key_title, weight_title, head_title, step or (20 if rows <= 16 else 16 if rows <= 32 else 12))
-
-
-@dataclass(frozen=True)
-class BarsCanvas:
-    """Horizontal bars as the canvas draws them: one per name, top to bottom in the given order, from 0 to its value
-    on an axis over ``domain`` with gridlines at ``ticks``; a pointer over a bar names it and its value."""
-
-    title: str
-    names: tuple[str, ...]
-    values: tuple[float | None, ...]  # 4 decimals, as Vega's data (None: not a number, no bar)
-    colours: tuple[str, ...]
-    value_title: str
-    domain: tuple[float, float]
-    ticks: tuple[float, ...]
-    height: int                       # the plot's height, px (the bars share it)
-    kind: str = "bars"
-
-    def payload(self) -> dict:
-        """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        return with_digest(asdict(self))
-
-
-BAR_TICKS = 5  # about this many ticks on a bar chart's value axis
-
-
-def tick_step(span: float, count: int = BAR_TICKS) -> float:
-    """The round step (1, 2 or 5 × 10^k) that cuts ``span`` into about ``count`` parts, as d3's ticks (Vega's) do."""
-    raw = span / count
-    scale = 10.0 ** np.floor(np.log10(raw))
-    error = raw / scale
-    step = 10.0 if error >= 7.07 else 5.0 if error >= 3.16 else 2.0 if error >= 1.41 else 1.0
-    return float(f"{step * scale:.12g}")
-
-
-def bar_axis(values: np.ndarray, domain: tuple[float, float] | None = None,
-             zero: bool = True) -> tuple[tuple[float, float], tuple[float, ...]]:
-    """A value axis: ``domain`` as given, else the values' extremes (and 0, with ``zero``) rounded out to a tick
-    (Vega's ``zero`` and ``nice``); and its ticks."""
-    if domain is None:
-        finite = values[np.isfinite(values)]
-        lo, hi = float(finite.min(initial=0.0)), float(finite.max(initial=0.0))
-        lo, hi = (min(0.0, lo), max(0.0, hi)) if zero or not finite.size else (lo, hi)
-        if hi - lo <= 0:
-            hi = 1.0
-        step = tick_step(hi - lo)
-        lo, hi = step * np.floor(lo / step + 1e-9), step * np.ceil(hi / step - 1e-9)
-    else:
-        lo, hi = domain
-        step = tick_step(hi - lo)
-    ticks = np.arange(np.ceil(lo / step - 1e-9), np.floor(hi / step + 1e-9) + 1) * step
-    def tidy(x: float) -> float:
-        return float(f"{x:.12g}") + 0.0  # 1.4, not 1.4000000000000001; 0.0, not -0.0
-
-    return (tidy(lo), tidy(hi)), tuple(tidy(x) for x in ticks)
-
-
-def _bars(values: Sequence[float] | np.ndarray, names: Sequence[str], colours: Sequence[str], *, title: str,
-          value_title: str, height: int, domain: tuple[float, float] | None = None) -> BarsCanvas:
-    v = np.round(np.asarray(values, dtype=float), 4)
-    (lo, hi), ticks = bar_axis(v, domain)
-    return BarsCanvas(title, as_labels(names), tuple(float(x) if np.isfinite(x) else None for x in v),
-                      tuple(colours), value_title, (lo, hi), ticks, height)
-
-
-def bar(values: Sequence[float], names: Sequence[str], *, title: str = "", value_title: str = "",
-        colours: Sequence[str] | None = None, height: int = 200, step: int | None = None) -> BarsCanvas:
-    """base.bar's chart: one bar per name in ``colours`` (default: head colours), ``step`` px per bar or the plot
-    ``height`` shared."""
-    shades = colours if colours is not None else [head_colour(i) for i in range(len(names))]
-    return _bars(values, names, shades, title=title, value_title=value_title,
-                 height=step * len(names) if step else height)
-
-
-def next_token_bars(probs: np.ndarray, names: Sequence[str], *, top: int = 5, title: str = "",
-                    value_title: str = "") -> BarsCanvas:
-    """charts.generate.next_token_bars's chart: the ``top`` likeliest next tokens, grey, on 0..1."""
-    p = np.asarray(probs, dtype=float)
-    order = np.argsort(-p, kind="stable")[:top]
-    return _bars(p[order], [names[i] for i in order], [NEUTRAL] * len(order), title=title,
-                 value_title=value_title, height=24 * top, domain=(0.0, 1.0))
-
-
-def pair_row(weights: np.ndarray, labels: Sequence[str], nouns: Sequence[Sequence[int]], *, title: str,
-             value_title: str) -> BarsCanvas:
-    """charts.real.pair_row's chart: the pronoun's weights on 0..1, each noun's pieces in that noun's colour."""
-    colours = [OTHER_COLOUR] * len(labels)
-    for k, ix in enumerate(nouns):
-        for j in ix:
-            colours[j] = NOUN_COLOURS[k]
-    return _bars(weights, labels, colours, title=title, value_title=value_title, height=18 * len(labels),
-                 domain=(0.0, 1.0))
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
-from mha_core.charts.matrix import as_labels, bar_axis, with_digest
+from mha_core.charts.bars import bar_axis
+from mha_core.charts.matrix import CanvasChart, as_labels
 from mha_core.charts.palette import BASE_COLOUR, COST_DASHES, OKABE_ITO, PICKED_COLOUR, head_colour
 from mha_core.cost_model import FlopsPoint, HeadSplit, KvPoint
 from mha_core.units import bytes_unit, flops_unit, format_bytes, format_flops, format_params, params_unit
@@ -39,7 +40,7 @@ class Series:
 
 
 @dataclass(frozen=True)
-class PlotCanvas:
+class PlotCanvas(CanvasChart):
     """A chart of series over an x axis, numeric (linear or log 2) or of named values in order."""
 
     title: str
@@ -55,10 +56,6 @@ class PlotCanvas:
     height: int                        # the plot's height, px
     legend_top: bool = False           # the legend stacked above the plot (a phone's width), else in rows below
     kind: str = "plot"
-
-    def payload(self) -> dict:
-        """The chart as JSON for the browser, with a digest of it that the canvas skips an unchanged redraw by."""
-        return with_digest(asdict(self))
 
 
 def _num(v: float) -> str:
