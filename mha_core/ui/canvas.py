@@ -1,6 +1,6 @@
 """The app's own chart: a Streamlit component (st.components.v2, its JavaScript in the page, no iframe) that paints a
-``charts.matrix.MatrixCanvas``, ``LinesCanvas`` or ``BarsCanvas``, or a ``charts.plot.PlotCanvas``, on a canvas
-(assets/charts/matrix_canvas.js)."""
+``charts.matrix.MatrixCanvas`` or ``LinesCanvas``, a ``charts.bars.BarsCanvas`` or a ``charts.plot.PlotCanvas`` on a
+canvas (assets/charts/canvas/*.js)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ import streamlit as st
 
 from mha_core.ui.i18n import t
 
-SCRIPT = Path(__file__).resolve().parents[2] / "assets" / "charts" / "matrix_canvas.js"
+# The component's JavaScript, one ES module joined from a file per kind of chart (shared helpers and matrices first,
+# the entry Streamlit calls last).
+PARTS = tuple(Path(__file__).resolve().parents[2] / "assets" / "charts" / "canvas" / f"{name}.js"
+              for name in ("matrix", "lines", "bars", "plot", "mount"))
 NAME = "mha_matrix"  # the component's name: one per app (Streamlit warns when a name is registered again)
 
 
@@ -19,7 +22,8 @@ NAME = "mha_matrix"  # the component's name: one per app (Streamlit warns when a
 def _component() -> Callable[..., object]:
     """The component, registered once per process. Its elements live in the page's own DOM (no shadow root), so the
     page's font and colours apply and a finished paint is a DOM change the speed benchmark sees."""
-    return st.components.v2.component(NAME, js=SCRIPT.read_text(encoding="utf-8"), isolate_styles=False)
+    js = "\n".join(p.read_text(encoding="utf-8") for p in PARTS)
+    return st.components.v2.component(NAME, js=js, isolate_styles=False)
 
 
 def label(payload: dict, tables: str) -> str:
