@@ -174,9 +174,12 @@ def test_token_lines_keep_a_token_s_lines_and_a_head_s_and_a_line_names_its_weig
         ctx.close()
 
 
-BARS_STATE = """(c) => { const box = c.parentElement, L = box._layout, g = c.getContext('2d');
+# In a chart's state: px(x, y), the RGB of the canvas at CSS px (x, y).
+PIXEL = """const box = c.parentElement, L = box._layout, g = c.getContext('2d');
   const dpr = c.width / c.clientWidth;
   const px = (x, y) => Array.from(g.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data.slice(0, 3));
+"""
+BARS_STATE = "(c) => { " + PIXEL + """
   const mid = (i) => L.top + (i + 0.5) * L.step, v = box._data.values;
   return {data: box._data, left: L.left, right: L.right, top: L.top, step: L.step,
           ends: v.map((x, i) => px(L.x(x === null ? 0 : x) + (x < 0 ? 2 : -2), mid(i))),
@@ -215,9 +218,7 @@ def test_a_bar_reaches_its_value_and_a_pointer_over_it_names_it(browser, server,
         ctx.close()
 
 
-PLOT_STATE = """(c) => { const box = c.parentElement, L = box._layout, g = c.getContext('2d');
-  const dpr = c.width / c.clientWidth;
-  const px = (x, y) => Array.from(g.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data.slice(0, 3));
+PLOT_STATE = "(c) => { " + PIXEL + """
   const at = box._data.series.map((s) => s.xs.map((x, i) => [L.x(x), L.y(s.ys[i])]));
   return {data: box._data, at, bottom: L.bottom, colours: at.map((pts, j) => pts.map(([x, y]) =>
     px(x, box._data.series[j].mark === 'bar' ? (y + L.y(0)) / 2 : y)))}; }"""
