@@ -261,7 +261,8 @@ def test_the_cost_lab_s_plots_mark_the_picked_h_and_a_point_names_its_values(bro
 
 def test_a_long_title_wraps_on_a_phone_instead_of_being_cut(browser, server):
     """The myths page's accuracy chart has a title wider than a 390 px phone in Chinese: the canvas writes it on as
-    many lines as it needs and starts the plot below them (it was cut with an ellipsis)."""
+    many lines as it needs and starts the plot below them (it was cut with an ellipsis). How much wider depends on
+    the browser's CJK font (1.03x in CI's Chromium, more in Debian's), so the test asks only that it is wider."""
     ctx = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN", has_touch=True, is_mobile=True)
     page = ctx.new_page()
     try:
@@ -274,7 +275,7 @@ def test_a_long_title_wraps_on_a_phone_instead_of_being_cut(browser, server):
             g.font = '600 14px ' + getComputedStyle(box).fontFamily;
             return {title: box._data.title, wide: g.measureText(box._data.title).width, width: box.clientWidth,
                     top: box._layout.top, legendTop: box._data.legend_top}; }""")
-        assert s["title"] and s["wide"] > 1.2 * s["width"] and not s["legendTop"]
+        assert s["title"] and s["wide"] > s["width"] and not s["legendTop"]
         lines = -(-s["wide"] // s["width"])  # at least this many lines
         assert s["top"] >= lines * 19 + 7 + 14  # the title's lines, then the room above the plot
     finally:
