@@ -6,7 +6,8 @@ Starts two servers with the installed Streamlit: the app (``streamlit run app.py
 ``st.slider`` and one ``st.write``: the floor no Streamlit page can beat). A headless Chromium opens each case in a
 fresh session (CPU slowed by Chrome DevTools' ``Emulation.setCPUThrottlingRate`` at 6x: a slow phone), moves its
 control ``--moves`` times (after 2 untimed moves: both values computed once, as when a student goes back and forth)
-and times each move until the page is *settled*, by the same definition for both apps:
+and times each move, from its one input event (a key press, or a click whose target was found, waited for and
+measured before the clock started), until the page is *settled*, by the same definition for both apps:
 
 - the server answered the move (a websocket message, or a change of ``stApp``'s ``data-test-script-state``, the
   attribute Streamlit's own e2e suite waits on) and that attribute says ``notRunning``, and
