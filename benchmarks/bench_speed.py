@@ -42,7 +42,8 @@ from urllib.parse import urlencode
 
 from benchmarks.timing import p50, p95
 from harness.floor import BARE_APP, floor_query, frame_query
-from harness.sentences import back_and_forth, fresh_sentence
+from harness.moves import prepare
+from harness.sentences import fresh_sentence
 from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 from mha_core.i18n import translate
 
@@ -164,60 +165,15 @@ class Result:
 LONG_WORDS = 510  # one-piece words: with [CLS] and [SEP], 512 pieces (MiniLM's position limit)
 
 
-def _tap(page, target) -> Callable[[], None]:  # noqa: ANN001 - a Playwright page and locator
-    """A click as a user makes it: the target found, scrolled to, waited for (visible, still, enabled) and measured
-    now, untimed, and the timed action only the mouse's press and release at its centre. Playwright's own click does
-    all that after the clock starts, on the page's main thread (a role query walks the accessibility tree, and the
-    target must hold still over two frames): 17-37 ms a move at 1x that the click cases were charged with (the
-    median gap from the clock's start to the input event; 1 ms for a key press, the bare page's move)."""
-    target.click(trial=True)
-    box = target.bounding_box()
-    if box is None:
-        raise RuntimeError("the control to click is not on the page")
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    return lambda: page.mouse.click(x, y)
-
-
 def _do_move(page, case: Case, i: int) -> Callable[[], None]:  # noqa: ANN001 - a Playwright page
-    """Prepare the i-th move (open a menu, fill a text) and return the one action the timing starts at."""
-    kind, _, arg = case.control.partition(":")
-    if kind == "slider":
-        thumb = page.locator(f".st-key-{arg} input[type=range], .st-key-{arg} [role=slider]").first
-        thumb.focus()
-        return lambda: page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-    if kind == "click":
-        button = page.get_by_role("button", name=arg)
-        if button.is_disabled() and case.reset:  # the context is full: start over (untimed)
-            page.evaluate(ARM)
-            page.get_by_role("button", name=case.reset).click()
-            _settle(page, 300, 60_000)
-        return _tap(page, button)
-    if kind == "toggle":
-        return _tap(page, page.locator(f".st-key-{arg} label").first)
-    if kind == "radio":  # the option after the one chosen at first, then back
-        options = page.locator(f".st-key-{arg} [data-testid=stRadioOption]")
-        if not hasattr(page, "_speed_option"):  # read once per page: under throttling the previous move's
-            # rerun may still be redrawing the radio, with no option checked yet (cross at 6x: no True in list)
-            options.first.wait_for(state="visible")
-            checked = [options.nth(j).locator("input").is_checked() for j in range(options.count())]
-            page._speed_option = (checked.index(True), len(checked))  # noqa: SLF001 - the page's own choice
-        first, count = page._speed_option  # noqa: SLF001
-        return _tap(page, options.nth((first + 1) % count if i % 2 == 0 else first))
-    if kind == "select":
-        box = page.locator(f".st-key-{arg} [role=combobox]").first
-        box.scroll_into_view_if_needed()  # a menu opened by a click that also scrolls closes again at once
-        page.wait_for_timeout(300)
-        box.click()
-        option = page.locator("[role=option]").nth(1 if i % 2 == 0 else 0)
-        option.wait_for(state="visible")
-        return _tap(page, option)
-    if kind == "text":
-        page.locator(f".st-key-{arg} textarea").first.fill(back_and_forth(i))  # two fixed sentences, in turn
-        return lambda: page.keyboard.press("Control+Enter")
-    if kind == "fresh":  # a one-line input: a new sentence each move, sent with Enter
-        page.locator(f".st-key-{arg} input").first.fill(fresh_sentence(f"{time.time_ns()}-{i}"))
-        return lambda: page.keyboard.press("Enter")
-    raise ValueError(f"unknown control {case.control}")
+    """Prepare the i-th move (open a menu, fill a text) and return the one input event the timing starts at
+    (``harness.moves``); a disabled button to click starts over first, with the case's reset button (untimed)."""
+    def reset() -> None:  # the context is full: start over
+        page.evaluate(ARM)
+        page.get_by_role("button", name=case.reset).click()
+        _settle(page, 300, 60_000)
+
+    return prepare(page, case.control, i, reset if case.reset else None)
 
 
 # What a page draws, as Streamlit's frontend counts it: every element container (the sidebar's too), its charts, and
