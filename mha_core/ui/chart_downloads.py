@@ -113,10 +113,11 @@ def menu_key(key: str) -> str:
     return f"{key}_menu"
 
 
-def buttons(key: str, names: Callable[[], Mapping[str, str]], files: Mapping[str, Bytes], texts: str = "") -> None:
-    """A small "Download" menu with one button per file (``files``: ext -> callable building its bytes; ``names``:
-    the files' names, asked only while the menu is open); labels and tooltips are ``figure_files.<texts><ext>``
-    and ``figure_files.<texts><ext>_help``.
+def buttons(key: str, names: Callable[[], Mapping[str, str]],
+            files: Mapping[str, Bytes] | Callable[[], Mapping[str, Bytes]], texts: str = "") -> None:
+    """A small "Download" menu with one button per file (``files``: ext -> callable building its bytes, or a
+    callable giving that; it and ``names``, the files' names, are asked only while the menu is open); labels and
+    tooltips are ``figure_files.<texts><ext>`` and ``figure_files.<texts><ext>_help``.
 
     The menu is lazy: its buttons are drawn only while it is open (opening it reruns the page), so a page run,
     e.g. every follower's on each teacher move in a live lesson, pays for one closed menu per chart.
@@ -126,7 +127,7 @@ def buttons(key: str, names: Callable[[], Mapping[str, str]], files: Mapping[str
         if not menu.open:
             return
         names = names()
-        for ext, build in files.items():
+        for ext, build in (files() if callable(files) else files).items():
             st.download_button(
                 t(f"export.{texts}{ext}"), build, file_name=names[ext], mime=MIMES[ext], key=f"{key}_{ext}",
                 help=t(f"export.{texts}{ext}_help", name=names[ext]), on_click="ignore", type="tertiary",

@@ -211,6 +211,14 @@ def _figure_bytes(f: Figure) -> int:
 
 
 FIGURES = ByteLRU(128 * MIB, size=_figure_bytes)  # every chart drawn, once per distinct input, for the process
+PAINTS = ByteLRU(64 * MIB, size=nbytes)  # what the app's canvas draws of a chart, once per distinct input
+
+
+def _paint_of(name: str, args: tuple, kwargs: dict, digest: bytes) -> dict:
+    """What the app's canvas draws of the chart ``name`` builds from these arguments, without building its Altair
+    figure: that is needed only for the table view and the downloads, and took most of a generation step's charts
+    (23 of 25 ms a step for its seven charts, each a new input)."""
+    return PAINTS.get((name, digest), lambda: CANVASES[name](*args, **kwargs).payload())
 
 
 def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes) -> Figure:
@@ -258,8 +266,12 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
     """
     name = builder_name(builder)
     digest = arguments_digest(args, kwargs)
-    f = _figure_of(builder, name, args, kwargs, digest)
     key = chart_downloads.widget_key(name, export)  # the same in every run, whatever the data
+    if name in CANVASES and not st.session_state.get(TABLES.key):  # the figure only if the menu is opened
+        canvas.matrix(_paint_of(name, args, kwargs, digest), f"{key}_canvas", t(TABLES.label))
+        _downloads(builder, name, args, kwargs, digest, export, key, images=None)
+        return
+    f = _figure_of(builder, name, args, kwargs, digest)
     tables = bool(st.session_state.get(TABLES.key)) and f.data is not None
     if tables:
         _as_tables(f.spec, f.data.to_pandas())
@@ -294,15 +306,28 @@ def drawn_as_pixels(data: pa.Table | None) -> bool:
 
 
 def _downloads(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes,
-               ex: chart_downloads.Export | None, key: str, images: bool) -> None:
+               ex: chart_downloads.Export | None, key: str, images: bool | None) -> None:
     """The chart's download buttons (widget ``key``); every file is built on click (the images cached on the
-    chart's digest)."""
-    exts = ("svg", "png", "csv") if images else ("csv",)
-    files: dict[str, Callable[[], bytes]] = {
-        ext: functools.partial(_image, builder, name, args, kwargs, digest, ext) for ext in exts if ext != "csv"}
-    files["csv"] = ex.csv if ex is not None and ex.csv is not None else functools.partial(
-        _data_csv, builder, name, args, kwargs, digest)
-    chart_downloads.buttons(key, functools.partial(chart_downloads.file_names, name, ex, exts), files)
+    chart's digest). ``images`` None: offered if the chart's figure is small enough, asked only once the menu is
+    open (a chart on the app's canvas has no figure built until then)."""
+    def exts() -> tuple[str, ...]:
+        fits = images if images is not None else _fits_an_image(builder, name, args, kwargs, digest)
+        return ("svg", "png", "csv") if fits else ("csv",)
+
+    def files() -> dict[str, Callable[[], bytes]]:
+        out: dict[str, Callable[[], bytes]] = {
+            ext: functools.partial(_image, builder, name, args, kwargs, digest, ext) for ext in exts() if ext != "csv"}
+        out["csv"] = ex.csv if ex is not None and ex.csv is not None else functools.partial(
+            _data_csv, builder, name, args, kwargs, digest)
+        return out
+
+    chart_downloads.buttons(key, lambda: chart_downloads.file_names(name, ex, exts()), files)
+
+
+def _fits_an_image(builder: Callable[..., object], name: str, args: tuple, kwargs: dict, digest: bytes) -> bool:
+    """Whether the chart's figure is small enough to download as an image (its frame at most MAX_IMAGE_ROWS)."""
+    f = _figure_of(builder, name, args, kwargs, digest)
+    return f.data is None or f.data.num_rows <= MAX_IMAGE_ROWS
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
