@@ -113,11 +113,11 @@ def menu_key(key: str) -> str:
     return f"{key}_menu"
 
 
-def buttons(key: str, names: Callable[[], Mapping[str, str]],
-            files: Mapping[str, Bytes] | Callable[[], Mapping[str, Bytes]], texts: str = "") -> None:
-    """A small "Download" menu with one button per file (``files``: ext -> callable building its bytes, or a
-    callable giving that; it and ``names``, the files' names, are asked only while the menu is open); labels and
-    tooltips are ``figure_files.<texts><ext>`` and ``figure_files.<texts><ext>_help``.
+def buttons(key: str, names: Callable[[], Mapping[str, str]], files: Callable[[], Mapping[str, Bytes]],
+            texts: str = "") -> None:
+    """A small "Download" menu with one button per file (``files`` gives ext -> callable building its bytes;
+    ``names`` the files' names; both are asked only while the menu is open); labels and tooltips are
+    ``figure_files.<texts><ext>`` and ``figure_files.<texts><ext>_help``.
 
     The menu is lazy: its buttons are drawn only while it is open (opening it reruns the page), so a page run,
     e.g. every follower's on each teacher move in a live lesson, pays for one closed menu per chart.
@@ -127,7 +127,7 @@ def buttons(key: str, names: Callable[[], Mapping[str, str]],
         if not menu.open:
             return
         names = names()
-        for ext, build in (files() if callable(files) else files).items():
+        for ext, build in files().items():
             st.download_button(
                 t(f"export.{texts}{ext}"), build, file_name=names[ext], mime=MIMES[ext], key=f"{key}_{ext}",
                 help=t(f"export.{texts}{ext}_help", name=names[ext]), on_click="ignore", type="tertiary",
@@ -138,4 +138,4 @@ def buttons(key: str, names: Callable[[], Mapping[str, str]],
 def diagram_button(key: str, page_svg: Callable[[], str], name: str = "pipeline") -> None:
     """The download button of a diagram (its SVG built on click), named like the charts of the page."""
     names = functools.partial(file_names, name, Export(name), ("svg",))
-    buttons(f"{KEY_PREFIX}_{key}", names, {"svg": lambda: page_svg().encode("utf-8")}, texts="diagram_")
+    buttons(f"{KEY_PREFIX}_{key}", names, lambda: {"svg": lambda: page_svg().encode("utf-8")}, texts="diagram_")

@@ -235,9 +235,8 @@ def _figure_of(builder: Callable[..., object], name: str, args: tuple, kwargs: d
         data = None if frame is None else pa.Table.from_pandas(frame, preserve_index=False)
         if data is None and "values" in spec.get("data", {}):  # inline rows (the cost lab's): its table and CSV
             data = pa.Table.from_pylist(spec["data"]["values"])
-        painted = CANVASES.get(name)
-        if painted is not None:  # the app's canvas draws it: the spec and frame make the downloads and the table view
-            return Figure(spec, data, {}, _panel_field(spec), painted(*args, **kwargs).payload())
+        if name in CANVASES:  # the app's canvas draws it: the spec and frame make the downloads and the table view
+            return Figure(spec, data, {}, _panel_field(spec), _paint_of(name, args, kwargs, digest))
         drawn = copy.deepcopy({k: v for k, v in spec.items() if k != "datasets"})  # Streamlit patches a few titles
         sets = {k: convert_anything_to_arrow_bytes(rows) for k, rows in spec.get("datasets", {}).items()}
         if data is not None:
@@ -267,16 +266,15 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
     name = builder_name(builder)
     digest = arguments_digest(args, kwargs)
     key = chart_downloads.widget_key(name, export)  # the same in every run, whatever the data
-    if name in CANVASES and not st.session_state.get(TABLES.key):  # the figure only if the menu is opened
-        canvas.matrix(_paint_of(name, args, kwargs, digest), f"{key}_canvas", t(TABLES.label))
-        _downloads(builder, name, args, kwargs, digest, export, key, images=None)
-        return
-    f = _figure_of(builder, name, args, kwargs, digest)
-    tables = bool(st.session_state.get(TABLES.key)) and f.data is not None
+    painted = name in CANVASES
+    tables_on = bool(st.session_state.get(TABLES.key))
+    # a chart on the app's canvas needs its figure only for the table view (and its menu, once opened)
+    f = _figure_of(builder, name, args, kwargs, digest) if tables_on or not painted else None
+    tables = f is not None and tables_on and f.data is not None
     if tables:
         _as_tables(f.spec, f.data.to_pandas())
-    elif f.canvas is not None:
-        canvas.matrix(f.canvas, f"{key}_canvas", t(TABLES.label))
+    elif painted:
+        canvas.matrix(_paint_of(name, args, kwargs, digest), f"{key}_canvas", t(TABLES.label))
     elif f.panels is None:
         st.vega_lite_chart(None, f.drawn, width="stretch")
     else:
@@ -286,9 +284,9 @@ def chart(builder: Callable[..., object], *args: object, export: chart_downloads
         with st.container(key=f"{PANELS}_{key}"):
             st.html(_PANELS_CSS)  # static style only; no user text
             st.vega_lite_chart(None, f.drawn, width="content")
-    if not tables and f.canvas is None and drawn_as_pixels(f.data):
+    if f is not None and not tables and not painted and drawn_as_pixels(f.data):
         st.caption(t("common.pixels_note", cells=f.data.num_rows, tables=t(TABLES.label)))
-    _downloads(builder, name, args, kwargs, digest, export, key, images=not tables and (
+    _downloads(builder, name, args, kwargs, digest, export, key, images=None if f is None else not tables and (
         f.data is None or f.data.num_rows <= MAX_IMAGE_ROWS))
 
 
