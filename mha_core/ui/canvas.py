@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
+from streamlit import runtime
 
 from mha_core.ui.i18n import t
 
@@ -16,14 +17,45 @@ from mha_core.ui.i18n import t
 PARTS = tuple(Path(__file__).resolve().parents[2] / "assets" / "charts" / "canvas" / f"{name}.js"
               for name in ("matrix", "lines", "bars", "plot", "mount"))
 NAME = "mha_matrix"  # the component's name: one per app (Streamlit warns when a name is registered again)
+MODULE_MIME = "application/javascript"  # a JavaScript type, which a browser needs to import it (and a .js URL)
+
+# What Streamlit sends with every chart: a loader that imports the module above from the server once per page (its
+# URL is in the chart's data) and hands it the chart. Streamlit puts a component's JavaScript into every one of its
+# elements, so the module inline made each chart's message 30 kB heavier on every run: 90-150 kB of a lesson page's
+# 130-190 kB a move, and as much for every student following a live lesson.
+LOADER = """\
+const loaded = (window.__mhaCanvas ??= new Map());
+export default function (args) {
+  const url = args.data.module;
+  const mod = loaded.get(url);
+  if (mod && mod.default) return mod.default(args);
+  const next = mod || import(new URL(url, window.location.href).href).catch((e) => { loaded.delete(url); throw e; });
+  loaded.set(url, next);
+  return next.then((m) => { loaded.set(url, m); return m.default(args); });
+}
+"""
 
 
 @st.cache_resource(show_spinner=False)
 def _component() -> Callable[..., object]:
     """The component, registered once per process. Its elements live in the page's own DOM (no shadow root), so the
     page's font and colours apply and a finished paint is a DOM change the speed benchmark sees."""
-    js = "\n".join(p.read_text(encoding="utf-8") for p in PARTS)
-    return st.components.v2.component(NAME, js=js, isolate_styles=False)
+    return st.components.v2.component(NAME, js=LOADER, isolate_styles=False)
+
+
+@st.cache_resource(show_spinner=False)
+def module_source() -> bytes:
+    """The charts' module (assets/charts/canvas/*.js joined), read once per process."""
+    return "\n".join(p.read_text(encoding="utf-8") for p in PARTS).encode("utf-8")
+
+
+def _module_url(key: str) -> str:
+    """The module's URL for this run's chart ``key``: Streamlit's media store serves it (same origin, by its content's
+    hash, so every session and every run has the same URL and a browser imports it once a page) and keeps it while a
+    run of any session still names it."""
+    url = runtime.get_instance().media_file_mgr.add(module_source(), MODULE_MIME, f"mha_canvas.{key}")
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}{url}" if base else url
 
 
 def label(payload: dict, tables: str) -> str:
@@ -49,4 +81,5 @@ def matrix(payload: dict, key: str, tables: str) -> None:
     widget key ``key``: the same key in every run, so the browser keeps its canvas and repaints it instead of building
     a new one."""
     words = [t(f"common.cell_{w}") for w in ("row", "col", "value", "head")]  # a tooltip's names for untitled parts
-    _component()(data={**payload, "label": label(payload, tables), "words": words}, key=key, width="stretch")
+    _component()(data={**payload, "label": label(payload, tables), "words": words, "module": _module_url(key)}, key=key,
+                 width="stretch")
