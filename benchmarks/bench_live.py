@@ -176,6 +176,7 @@ class Follower:
     sent: dict[str, int] = field(default_factory=dict)     # vote key -> choice sent
     ready: asyncio.Event = field(default_factory=asyncio.Event)   # on the lesson's first page, or given up
     browser_log: list[str] = field(default_factory=list)  # a Chromium student's page errors
+    conn: Connection | None = None   # a protocol student's websocket (what it received)
 
 
 def browser_value(kind: str, el) -> WidgetState | None:  # noqa: ANN001 - a widget's element proto
@@ -429,7 +430,7 @@ class Lesson:
 
 
 async def proto_student(base: str, st_: Follower, lesson: Lesson, code: str, n_moves: int, n_votes: int) -> None:
-    conn = Connection(base, st_.route)
+    conn = st_.conn = Connection(base, st_.route)
     s: Proto | None = None
     try:
         await conn.connect()
@@ -696,6 +697,7 @@ class Figures:
     vote_p95: float = float("nan")
     cpu_per_redraw: float = float("nan")
     mib_per_student: float = float("nan")
+    kib_per_redraw: float = float("nan")      # bytes a protocol student received, per redraw
     votes: str = ""
     errors: int = 0
 
@@ -743,6 +745,7 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
         await asyncio.sleep(QUIET_S)   # the class following, the teacher still: what the polls alone cost
         quiet_cpu = sum(cpu_ms(p.pid) for p in procs) - cpu0
         cpu0 += quiet_cpu
+        got0 = sum(s.conn.received for s in students if s.conn is not None)
         own0, (busy0, total0) = time.process_time(), box_cpu_ms()
         t_lesson = time.perf_counter()
         try:
@@ -750,6 +753,7 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
         except TimeoutError:
             lesson.errors.append(f"the lesson did not finish in {RUN_LIMIT_S:.0f} s")
         lesson_cpu = sum(cpu_ms(p.pid) for p in procs) - cpu0
+        carried = sum(s.conn.received for s in students if s.conn is not None) - got0
         t_lesson = time.perf_counter() - t_lesson
         own_cpu, (busy1, total1) = 1000 * (time.process_time() - own0), box_cpu_ms()
         box_busy = (busy1 - busy0) / max(total1 - total0, 1e-9)
@@ -790,6 +794,10 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
                f"= {lesson_cpu / max(redraws, 1):.0f} ms per redraw (the teacher's runs and the votes included); "
                f"memory {(rss_joined - rss_idle) / max(n, 1):.1f} MiB per connected student "
                f"({rss_idle:.0f} MiB warm and empty, {rss_joined:.0f} MiB with every student on the first page)")
+    per_redraw = carried / 1024 / max(len(proto_ms), 1)
+    out.append(f"  what the network carried to the {n - browsers} protocol students: {carried / 1024:.0f} KiB for "
+               f"{len(proto_ms)} redraws = {per_redraw:.0f} KiB per redraw (the votes and polls included), about "
+               f"{per_redraw * n / 1024:.1f} MiB to the class of {n} for each redraw")
     out.append(f"  server CPU while the teacher stood still for {QUIET_S:.0f} s (the polls, heartbeats and watcher "
                f"alone): {quiet_cpu / QUIET_S / max(n, 1):.2f} ms per student per second, "
                f"{quiet_cpu / QUIET_S / 10 / len(procs):.0f}% of a core per replica; over the moves and votes that "
@@ -811,6 +819,7 @@ async def a_lesson(bal, procs: list, store: Storage, n: int, n_moves: int, n_vot
     fig.vote_p95 = p95([x for s in students for x in s.vote_ms])
     fig.cpu_per_redraw = lesson_cpu / max(redraws, 1)
     fig.mib_per_student = (rss_joined - rss_idle) / max(n, 1)
+    fig.kib_per_redraw = per_redraw
     fig.votes, fig.errors = f"{got}/{want}", len(lesson.errors)
     return out
 
@@ -857,9 +866,10 @@ def one_class(n: int, replicas: int, db_url: str, tmp: Path, a: argparse.Namespa
 
 
 def table(figs: list[Figures]) -> str:
-    """One line per class: follow and vote p95 against issue 26's target, CPU per redraw, memory per student."""
+    """One line per class: follow and vote p95 against issue 26's target, CPU and bytes per redraw, memory per
+    student."""
     rows = ["class                  database    follow p95 (Chromium)   vote p95   target   CPU ms/redraw  "
-            "MiB/student  votes    errors"]
+            "KiB/redraw  MiB/student  votes    errors"]
     for f in figs:
         target = TARGET_MS.get((f.students, f.replicas))
         worst = max((x for x in (f.follow_p95, f.follow_browser_p95, f.vote_p95) if not math.isnan(x)),
@@ -867,7 +877,7 @@ def table(figs: list[Figures]) -> str:
         verdict = "" if target is None else f"{'ok' if worst <= target else 'OVER'} <={target / 1000:.0f} s"
         rows.append(f"{f.students:>3} on {f.replicas} replica(s)     {f.database:<10} {f.follow_p95:>7.0f} ms "
                     f"({f.follow_browser_p95:>5.0f})  {f.vote_p95:>7.0f} ms  {verdict:<9} {f.cpu_per_redraw:>10.0f}  "
-                    f"{f.mib_per_student:>11.1f}  {f.votes:<8} {f.errors}")
+                    f"{f.kib_per_redraw:>10.0f}  {f.mib_per_student:>11.1f}  {f.votes:<8} {f.errors}")
     return "\n".join(rows)
 
 

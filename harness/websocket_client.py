@@ -72,6 +72,7 @@ class Connection:
     base: str
     route: str
     ws: websockets.ClientConnection | None = field(default=None, init=False)
+    received: int = field(default=0, init=False)   # bytes of every message received so far (what a network carries)
     _send_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
 
     async def connect(self) -> None:
@@ -93,8 +94,9 @@ class Connection:
 
     async def receive(self, timeout: float | None = None) -> ForwardMsg:
         """The next ForwardMsg; TimeoutError after ``timeout`` s, websockets.ConnectionClosed once it is closed."""
-        fm = ForwardMsg()
-        fm.ParseFromString(await asyncio.wait_for(self.ws.recv(), timeout=timeout))
+        fm, raw = ForwardMsg(), await asyncio.wait_for(self.ws.recv(), timeout=timeout)
+        self.received += len(raw)
+        fm.ParseFromString(raw)
         return fm
 
 
