@@ -26,3 +26,17 @@ def test_the_module_is_every_part_joined_in_order_with_the_entry_last():
     module = canvas.module_source().decode()
     starts = [module.index(p.read_text(encoding="utf-8")) for p in canvas.PARTS]
     assert starts == sorted(starts) and "export default function" in canvas.PARTS[-1].read_text(encoding="utf-8")
+
+
+def test_behind_a_base_path_the_module_s_url_keeps_it():
+    """A server at /mha/ (server.baseUrlPath) serves its media store at /mha/media/: the loader imports from there."""
+    from streamlit import config
+
+    before = config.get_option("server.baseUrlPath")
+    config.set_option("server.baseUrlPath", "/mha/")
+    try:
+        at = open_page("pages/attend.py", lang="en", query={"fixed": "0"})
+    finally:
+        config.set_option("server.baseUrlPath", before)
+    urls = {json.loads(e.proto.json)["module"] for e in at.get("bidi_component") if e.proto.component_name == CANVAS}
+    assert len(urls) == 1 and next(iter(urls)).startswith("/mha/mock/media/")
