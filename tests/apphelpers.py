@@ -97,7 +97,7 @@ def chart_bytes(chart: object) -> bytes:
 
 def painted(at: AppTest) -> list[dict]:
     """Every chart the page painted on the app's canvas (ui.canvas), each as the data the browser got."""
-    return [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
+    return [json.loads(e.proto.bytes) for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
 
 
 def canvases(at: AppTest) -> list[dict]:

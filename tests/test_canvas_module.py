@@ -17,9 +17,10 @@ def test_a_chart_carries_a_loader_and_the_url_of_the_module_the_server_stores():
     assert len(module) > 20_000  # the charts' code: what each chart carried before
     for proto in charts:
         assert proto.js_content == canvas.LOADER and len(proto.js_content) < 1_000
+        assert proto.WhichOneof("data") == "bytes"  # JSON the app encoded once, not a dict Streamlit encodes twice
     # one URL, the media store's for exactly this module (AppTest's store serves /mock/media)
     file_id = _calculate_file_id(module, canvas.MODULE_MIME)
-    assert {json.loads(p.json)["module"] for p in charts} == {f"/mock/media/{file_id}.js"}
+    assert {json.loads(p.bytes)["module"] for p in charts} == {f"/mock/media/{file_id}.js"}
 
 
 def test_the_module_is_every_part_joined_in_order_with_the_entry_last():
@@ -38,5 +39,5 @@ def test_behind_a_base_path_the_module_s_url_keeps_it():
         at = open_page("pages/attend.py", lang="en", query={"fixed": "0"})
     finally:
         config.set_option("server.baseUrlPath", before)
-    urls = {json.loads(e.proto.json)["module"] for e in at.get("bidi_component") if e.proto.component_name == CANVAS}
+    urls = {json.loads(e.proto.bytes)["module"] for e in at.get("bidi_component") if e.proto.component_name == CANVAS}
     assert len(urls) == 1 and next(iter(urls)).startswith("/mha/mock/media/")
