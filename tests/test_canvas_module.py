@@ -41,3 +41,49 @@ def test_behind_a_base_path_the_module_s_url_keeps_it():
         config.set_option("server.baseUrlPath", before)
     urls = {json.loads(e.proto.bytes)["module"] for e in at.get("bidi_component") if e.proto.component_name == CANVAS}
     assert len(urls) == 1 and next(iter(urls)).startswith("/mha/mock/media/")
+
+
+def _mount_script() -> None:
+    """Mounts one chart under the key "k": by Streamlit's own component mount, or (session flag "ours") by the app's;
+    keeps the message each sent (its metadata cleared: where it goes on the page) and the session's keyed state."""
+    import streamlit as st
+    from streamlit.runtime.scriptrunner_utils import script_run_context as src
+
+    from mha_core.ui import canvas as cv
+
+    sent = []
+    enqueue = src.ScriptRunContext.enqueue
+    src.ScriptRunContext.enqueue = lambda self, msg: (sent.append(msg.SerializeToString()), enqueue(self, msg))[1]
+    try:
+        if st.session_state.get("ours"):
+            cv._mount(b'{"a":1}', "k")  # noqa: SLF001
+        else:
+            st.components.v2.component(cv.NAME, js=cv.LOADER, isolate_styles=False)(data=b'{"a":1}', key="k",
+                                                                                    width="stretch")
+    finally:
+        src.ScriptRunContext.enqueue = enqueue
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    msg = ForwardMsg.FromString(sent[-1])
+    msg.ClearField("metadata")
+    st.session_state["ours_msg" if st.session_state.get("ours") else "streamlit_msg"] = msg
+
+
+def test_a_chart_is_the_message_streamlits_own_mount_sends_without_its_widgets():
+    """The same element (id, loader, data, layout; the same hash), but no state and event widgets for the chart: the
+    canvas sends neither, and Streamlit's mount registered both on every run (issue 26)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_mount_script).run()
+    at.session_state["ours"] = True
+    at.run()
+    theirs, ours = at.session_state["streamlit_msg"], at.session_state["ours_msg"]
+    assert ours.delta.new_element.bidi_component.id.endswith("-k")
+    assert ours == theirs and ours.hash == theirs.hash
+
+
+def test_a_pages_charts_register_no_widgets():
+    at = open_page("pages/attend.py", lang="en", query={"fixed": "0"})
+    ids = {e.proto.id for e in at.get("bidi_component") if e.proto.component_name == CANVAS}
+    registered = at.session_state._state._state._new_widget_state.widget_metadata  # noqa: SLF001 - Streamlit's list
+    assert len(ids) >= 3 and not any(i.startswith(tuple(ids)) for i in registered)
