@@ -45,7 +45,7 @@ def test_behind_a_base_path_the_module_s_url_keeps_it():
 
 def _mount_script() -> None:
     """Mounts one chart under the key "k": by Streamlit's own component mount, or (session flag "ours") by the app's;
-    keeps the message each sent (its metadata cleared: where it goes on the page) and the session's keyed state."""
+    keeps the message each sent, its metadata (where on the page it goes, not the element) cleared."""
     import streamlit as st
     from streamlit.runtime.scriptrunner_utils import script_run_context as src
 
