@@ -95,9 +95,14 @@ def chart_bytes(chart: object) -> bytes:
         d.SerializeToString(deterministic=True) for d in proto.datasets)
 
 
+def canvas_protos(at: AppTest) -> list[object]:
+    """The element (component proto) of every chart the page painted on the app's canvas (ui.canvas)."""
+    return [e.proto for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
+
+
 def painted(at: AppTest) -> list[dict]:
     """Every chart the page painted on the app's canvas (ui.canvas), each as the data the browser got."""
-    return [json.loads(e.proto.bytes) for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
+    return [json.loads(p.bytes) for p in canvas_protos(at)]
 
 
 def canvases(at: AppTest) -> list[dict]:

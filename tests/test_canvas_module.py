@@ -1,17 +1,18 @@
-"""The canvas charts' JavaScript goes to a browser once a page, not with every chart on every run (issue 26: a lesson
-page's move sent 130-190 kB, 90-150 kB of it the module inline in each chart, to every student following a class)."""
+"""How a canvas chart reaches the browser (issue 26): its JavaScript once a page, not with every chart on every run (a
+lesson page's move sent 130-190 kB, 90-150 kB of it the module inline in each chart, to every student following a
+class), and each chart as the message Streamlit's own mount sends, without the widgets that mount registers."""
 
 import json
 
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id
 
-from apphelpers import CANVAS, open_page
+from apphelpers import canvas_protos, open_page
 from mha_core.ui import canvas
 
 
 def test_a_chart_carries_a_loader_and_the_url_of_the_module_the_server_stores():
     at = open_page("pages/attend.py", lang="en", query={"fixed": "0"})
-    charts = [e.proto for e in at.get("bidi_component") if e.proto.component_name == CANVAS]
+    charts = canvas_protos(at)
     assert len(charts) >= 3
     module = canvas.module_source()
     assert len(module) > 20_000  # the charts' code: what each chart carried before
@@ -39,7 +40,7 @@ def test_behind_a_base_path_the_module_s_url_keeps_it():
         at = open_page("pages/attend.py", lang="en", query={"fixed": "0"})
     finally:
         config.set_option("server.baseUrlPath", before)
-    urls = {json.loads(e.proto.bytes)["module"] for e in at.get("bidi_component") if e.proto.component_name == CANVAS}
+    urls = {json.loads(p.bytes)["module"] for p in canvas_protos(at)}
     assert len(urls) == 1 and next(iter(urls)).startswith("/mha/mock/media/")
 
 
@@ -84,6 +85,6 @@ def test_a_chart_is_the_message_streamlits_own_mount_sends_without_its_widgets()
 
 def test_a_pages_charts_register_no_widgets():
     at = open_page("pages/attend.py", lang="en", query={"fixed": "0"})
-    ids = {e.proto.id for e in at.get("bidi_component") if e.proto.component_name == CANVAS}
+    ids = {p.id for p in canvas_protos(at)}
     registered = at.session_state._state._state._new_widget_state.widget_metadata  # noqa: SLF001 - Streamlit's list
     assert len(ids) >= 3 and not any(i.startswith(tuple(ids)) for i in registered)

@@ -99,7 +99,8 @@ def _mount(data: bytes, key: str) -> None:
         return
     proto = BidiComponentProto(component_name=NAME, isolate_styles=False, js_content=LOADER, js_source_path="",
                                html_content="", css_content="", css_source_path="", bytes=data)
-    proto.form_id = current_form_id(st._main)  # noqa: SLF001 - no public way to mount without the widgets
-    proto.id = compute_and_register_element_id("bidi_component", user_key=key, key_as_main_identity=True,
-                                               dg=st._main)  # noqa: SLF001
-    st._main._enqueue(INTERNAL_COMPONENT_NAME, proto, layout_config=LayoutConfig(width="stretch", height="content"))  # noqa: SLF001
+    main = st._main  # noqa: SLF001 - no public way to mount without the widgets
+    proto.form_id = current_form_id(main)
+    proto.id = compute_and_register_element_id("bidi_component", user_key=key, key_as_main_identity=True, dg=main)
+    layout = LayoutConfig(width="stretch", height="content")
+    main._enqueue(INTERNAL_COMPONENT_NAME, proto, layout_config=layout)  # noqa: SLF001
