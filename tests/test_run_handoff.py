@@ -1,7 +1,8 @@
 """A full run handing over to a fragment run (mha_core.ui.run_handoff): a fragment run that starts before a full run's
 messages were sent must not erase the full run's copy of the fragment (the queue as Streamlit fills it, cleared as
 AppSession clears it), and a fragment run asked for while a finished runner's last events are on their way waits for
-them (a stub session on a real event loop)."""
+them (a stub session on a real event loop); a fragment run asked for by a browser still on the page the server just
+left keeps the values the app keeps across pages (a real server of a two-page app)."""
 
 from __future__ import annotations
 
@@ -143,4 +144,104 @@ def test_importing_the_module_again_still_wraps_streamlits_own_functions():
     run_handoff.install()
     assert run_handoff._streamlit_clear.__module__.startswith("streamlit.")  # noqa: SLF001
     assert run_handoff._streamlit_request_rerun.__module__.startswith("streamlit.")  # noqa: SLF001
+    assert run_handoff._streamlit_run_script.__module__.startswith("streamlit.")  # noqa: SLF001
     assert _kinds(_full_run_then_poll_starts(ForwardMsgQueue.clear))[1] == "delta[0, 0]"
+
+
+# Race 3: a fragment run asked for by a browser still showing the page the server just switched away from. The app
+# below keeps a toggle's value across pages as ui.state.init_state does (re-assigned at the top of every full run);
+# page "a" draws the toggle and a button whose run switches to page "b" on the server, as a live lesson's move does.
+STALE_PAGE_APP = '''
+import os
+if os.environ.get("MHA_TEST_HANDOFF") == "1":
+    import mha_core.ui  # installs run_handoff, as every page of the app does
+import streamlit as st
+
+ss = st.session_state
+ss["causal"] = ss["causal"] if "causal" in ss else False
+
+
+@st.fragment
+def clock() -> None:
+    st.markdown(f"causal={ss.get('causal')!r}")
+
+
+def page_a() -> None:
+    clock()
+    st.toggle("causal", key="causal")
+    if st.button("next", key="next"):
+        st.switch_page(page_b)
+
+
+def page_b() -> None:
+    clock()
+
+
+page_a = st.Page(page_a, url_path="a", default=True)
+page_b = st.Page(page_b, url_path="b")
+st.navigation([page_a, page_b]).run()
+'''
+
+
+def _stale_page_fragment_run(tmp_path, fixed: bool) -> list[str]:  # noqa: ANN001 - pytest's tmp_path
+    """What the fragment drew in each run: the toggle set on page a, the server's switch to b, the old page's timer
+    firing after it, then b's own timer, then a full run of b."""
+    from streamlit.util import calc_hash
+
+    from harness.server import start_server, stop_server
+    from harness.websocket_client import Connection, rerun_request, widget_state
+
+    (tmp_path / "app.py").write_text(STALE_PAGE_APP)
+    proc, base = start_server(script=tmp_path / "app.py", cwd=tmp_path,
+                              env={"MHA_TEST_HANDOFF": "1" if fixed else None})
+
+    async def run(c: Connection, msg) -> tuple[list[str], set[str], dict[str, str]]:  # noqa: ANN001 - a BackMsg
+        drawn, fragments, ids = [], set(), {}
+        await asyncio.sleep(0.3)  # the last run's runner has shut down: a new one, as after a browser's pause
+        await c.send(msg)
+        while True:
+            fm = await c.receive(30)
+            kind = fm.WhichOneof("type")
+            if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                fragments.add(fm.delta.fragment_id)
+                el = fm.delta.new_element
+                sub = getattr(el, el.WhichOneof("type"))
+                if el.WhichOneof("type") == "markdown" and sub.body.startswith("causal="):
+                    drawn.append(sub.body)
+                if str(getattr(sub, "id", "")).startswith("$$ID"):
+                    ids[sub.id.split("-", 2)[2]] = sub.id
+            elif kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                return drawn, fragments - {""}, ids
+
+    async def scenario() -> list[str]:
+        c = Connection(base, "test")
+        await c.connect()
+        try:
+            a, b = "", calc_hash("b")
+            _, (clock,), ids = await run(c, rerun_request("", a))
+            on = widget_state(ids["causal"], "bool_value", True)
+            seen = (await run(c, rerun_request("", a, [on])))[0]
+            seen += (await run(c, rerun_request("", a, [on, widget_state(ids["next"], "trigger_value", True)])))[0]
+            seen += (await run(c, rerun_request("", a, [on], fragment_id=clock)))[0]   # the old page's timer
+            seen += (await run(c, rerun_request("", b, [], page_name="b", fragment_id=clock)))[0]
+            seen += (await run(c, rerun_request("", b, [], page_name="b")))[0]
+            return seen
+        finally:
+            await c.close()
+
+    try:
+        return asyncio.run(scenario())
+    finally:
+        stop_server(proc)
+
+
+def test_the_pinned_streamlit_still_drops_kept_values_after_a_fragment_run_of_the_page_just_left(tmp_path):
+    """The race the fix is for: if this fails, Streamlit fixed it and run_handoff.run_script can go."""
+    assert _stale_page_fragment_run(tmp_path, fixed=False)[-2:] == ["causal=None", "causal=False"]
+
+
+def test_a_fragment_run_of_the_page_just_left_keeps_every_kept_value(tmp_path):
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+    assert ScriptRunner._run_script is run_handoff.run_script  # noqa: SLF001 - installed by the import at the top
+    # the toggle set; a (switching), b; the old page's timer; b's timer; b's full run: always on
+    assert _stale_page_fragment_run(tmp_path, fixed=True) == ["causal=True"] * 6
