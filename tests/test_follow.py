@@ -160,6 +160,9 @@ def test_the_presenters_step_carries_the_lesson_start_and_clears_the_vote():
     later = step_state(_plan(), 4, replace(first, vote=VoteState("x", 1, "open", 0, 2)), (), NOW + 60)
     assert later.lesson_started_at == NOW and later.vote is None and later.questions == ("d-head",)
     assert [moved_step(_plan(), first, d) for d in (-1, 1, 9)] == [0, 1, 4]
+    # a Next drawn at step 0 moves from step 0 only: run again once the class is at 1, it moves no further
+    second = step_state(_plan(), moved_step(_plan(), first, 1, drawn_at=0), first, SETTINGS, NOW)
+    assert moved_step(_plan(), second, 1, drawn_at=0) == 1 and moved_step(_plan(), second, 1, drawn_at=1) == 2
 
 
 def test_navigating_by_the_sidebar_finds_the_step_that_shows_the_page():

@@ -82,8 +82,12 @@ def step_state(plan: Plan, step: int, last: LiveState | None, settings: tuple[tu
                      step_started_at=now, lesson_started_at=last.lesson_started_at if last else now)
 
 
-def moved_step(plan: Plan, last: LiveState, delta: int) -> int:
-    """Previous / next: the step ``delta`` away, clamped to the plan."""
+def moved_step(plan: Plan, last: LiveState, delta: int, drawn_at: int | None = None) -> int:
+    """Previous / next: the step ``delta`` away, clamped to the plan. A button drawn at step ``drawn_at`` moves only
+    from there: once the class is elsewhere, its move was made (a click is one move, however often its callback
+    runs) or another window moved the class, and ``last.step`` comes back (no move)."""
+    if drawn_at is not None and drawn_at != last.step:
+        return last.step
     return max(0, min(len(plan.steps) - 1, last.step + delta))
 
 

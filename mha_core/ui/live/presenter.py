@@ -54,10 +54,10 @@ def presenter_bar(current_key: str) -> None:
         turnout(lesson.class_id)  # joined and voted: a flood of fake students shows on the projector
         cols = st.columns([1, 1, 1, 1])
         cols[0].button(t("live.prev"), key=PREV_KEY, icon=":material/skip_previous:", on_click=on_step,
-                       args=(-1,), disabled=stale or state.step == 0, width="stretch")
+                       args=(-1, state.step), disabled=stale or state.step == 0, width="stretch")
         last_step = state.step >= len(plan.steps) - 1
         cols[1].button(t("live.next"), key=NEXT_KEY, icon=":material/skip_next:", type="primary", on_click=on_step,
-                       args=(1,), disabled=stale or last_step, width="stretch")
+                       args=(1, state.step), disabled=stale or last_step, width="stretch")
         with cols[2].popover(t("live.join_button"), icon=":material/qr_code_2:", width="stretch"):
             join_card(lesson, qr_width=260)
         cols[3].button(t("live.end"), key=END_KEY, icon=":material/stop_circle:", on_click=on_end,

@@ -108,12 +108,13 @@ def on_resume(lesson: Lesson) -> None:
     begin(Presenter.begin(lesson, plan, version, state))
 
 
-def on_step(delta: int) -> None:
-    """Previous / next step: publish the step's page (its clock starts now) and go there."""
+def on_step(delta: int, drawn_at: int) -> None:
+    """Previous / next step from the step the bar was drawn at: publish the step's page (its clock starts now) and
+    go there."""
     p = presenter()
     if p is None:
         return
-    step = moved_step(p.plan, p.state, delta)
+    step = moved_step(p.plan, p.state, delta, drawn_at)
     if step == p.state.step:
         return
     state = step_state(p.plan, step, p.state, snapshot(st.session_state), time.time())
