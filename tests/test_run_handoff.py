@@ -197,7 +197,9 @@ def _stale_page_fragment_run(tmp_path, fixed: bool) -> list[str]:  # noqa: ANN00
 
     async def run(c: Connection, msg) -> tuple[list[str], set[str], dict[str, str]]:  # noqa: ANN001 - a BackMsg
         drawn, fragments, ids = [], set(), {}
-        await asyncio.sleep(0.3)  # the last run's runner has shut down: a new one, as after a browser's pause
+        # a new runner, as after any pause of the browser's: a reused one still holds the last run's fragment ids,
+        # which hide the loss
+        await asyncio.sleep(1.0)
         await c.send(msg)
         while True:
             fm = await c.receive(30)

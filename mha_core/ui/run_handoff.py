@@ -21,9 +21,9 @@ third lost settings.
    page for the session's, and the next fragment run, from the new page, counts as a page change: its start drops
    every widget value the browser did not send, including the settings the app keeps across pages
    (``ui.state.keep``; a fragment run does not re-assign them). A presenter's clock then published the lesson
-   without the causal mask the teacher had set, and the teacher's own toggle went off (tests/e2e/test_live_browser.py
-   failed 2 of 7 full runs). Here a fragment run always runs on the page the session shows: a fragment never
-   switches pages.
+   without the causal mask the teacher had set, and the teacher's own toggle goes off at the next full run (one of
+   the two ways tests/e2e/test_live_browser.py failed in 2 of 7 full runs). Here a fragment run always runs on the
+   page the session shows: a fragment never switches pages.
 """
 
 from __future__ import annotations
