@@ -2,7 +2,8 @@
 messages were sent must not erase the full run's copy of the fragment (the queue as Streamlit fills it, cleared as
 AppSession clears it), and a fragment run asked for while a finished runner's last events are on their way waits for
 them (a stub session on a real event loop); a fragment run asked for by a browser still on the page the server just
-left keeps the values the app keeps across pages (a real server of a two-page app)."""
+left keeps the values the app keeps across pages, and so does a click on that page after it (real servers of small
+apps)."""
 
 from __future__ import annotations
 
@@ -183,58 +184,70 @@ st.navigation([page_a, page_b]).run()
 '''
 
 
+async def _drawn(c, msg) -> tuple[list[str], set[str], dict[str, str]]:  # noqa: ANN001 - a Connection, a BackMsg
+    """Send one run's request and read the run to its end: what its fragment drew, the fragments' ids, the widgets'
+    ids by key."""
+    drawn, fragments, ids = [], set(), {}
+    # a new runner, as after any pause of the browser's: a reused one still holds the last run's fragment ids,
+    # which hide the loss
+    await asyncio.sleep(1.0)
+    await c.send(msg)
+    while True:
+        fm = await c.receive(30)
+        kind = fm.WhichOneof("type")
+        if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+            fragments.add(fm.delta.fragment_id)
+            el = fm.delta.new_element
+            sub = getattr(el, el.WhichOneof("type"))
+            if el.WhichOneof("type") == "markdown" and sub.body.startswith("causal="):
+                drawn.append(sub.body)
+            if str(getattr(sub, "id", "")).startswith("$$ID"):
+                ids[sub.id.split("-", 2)[2]] = sub.id
+        elif kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+            return drawn, fragments - {""}, ids
+
+
+def _served(tmp_path, app: str, env: dict[str, str | None], scenario) -> list[str]:  # noqa: ANN001
+    """What ``scenario(connection)`` returns from a fresh server of ``app`` (written to tmp_path), stopped after."""
+    from harness.server import start_server, stop_server
+    from harness.websocket_client import Connection
+
+    (tmp_path / "app.py").write_text(app)
+    proc, base = start_server(script=tmp_path / "app.py", cwd=tmp_path, env=env)
+
+    async def session() -> list[str]:
+        c = Connection(base, "test")
+        await c.connect()
+        try:
+            return await scenario(c)
+        finally:
+            await c.close()
+
+    try:
+        return asyncio.run(session())
+    finally:
+        stop_server(proc)
+
+
 def _stale_page_fragment_run(tmp_path, fixed: bool) -> list[str]:  # noqa: ANN001 - pytest's tmp_path
     """What the fragment drew in each run: the toggle set on page a, the server's switch to b, the old page's timer
     firing after it, then b's own timer, then a full run of b."""
     from streamlit.util import calc_hash
 
-    from harness.server import start_server, stop_server
-    from harness.websocket_client import Connection, rerun_request, widget_state
+    from harness.websocket_client import rerun_request, widget_state
 
-    (tmp_path / "app.py").write_text(STALE_PAGE_APP)
-    proc, base = start_server(script=tmp_path / "app.py", cwd=tmp_path,
-                              env={"MHA_TEST_HANDOFF": "1" if fixed else None})
+    async def scenario(c) -> list[str]:  # noqa: ANN001 - a Connection
+        a, b = "", calc_hash("b")
+        _, (clock,), ids = await _drawn(c, rerun_request("", a))
+        on = widget_state(ids["causal"], "bool_value", True)
+        seen = (await _drawn(c, rerun_request("", a, [on])))[0]
+        seen += (await _drawn(c, rerun_request("", a, [on, widget_state(ids["next"], "trigger_value", True)])))[0]
+        seen += (await _drawn(c, rerun_request("", a, [on], fragment_id=clock)))[0]   # the old page's timer
+        seen += (await _drawn(c, rerun_request("", b, [], page_name="b", fragment_id=clock)))[0]
+        seen += (await _drawn(c, rerun_request("", b, [], page_name="b")))[0]
+        return seen
 
-    async def run(c: Connection, msg) -> tuple[list[str], set[str], dict[str, str]]:  # noqa: ANN001 - a BackMsg
-        drawn, fragments, ids = [], set(), {}
-        # a new runner, as after any pause of the browser's: a reused one still holds the last run's fragment ids,
-        # which hide the loss
-        await asyncio.sleep(1.0)
-        await c.send(msg)
-        while True:
-            fm = await c.receive(30)
-            kind = fm.WhichOneof("type")
-            if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                fragments.add(fm.delta.fragment_id)
-                el = fm.delta.new_element
-                sub = getattr(el, el.WhichOneof("type"))
-                if el.WhichOneof("type") == "markdown" and sub.body.startswith("causal="):
-                    drawn.append(sub.body)
-                if str(getattr(sub, "id", "")).startswith("$$ID"):
-                    ids[sub.id.split("-", 2)[2]] = sub.id
-            elif kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                return drawn, fragments - {""}, ids
-
-    async def scenario() -> list[str]:
-        c = Connection(base, "test")
-        await c.connect()
-        try:
-            a, b = "", calc_hash("b")
-            _, (clock,), ids = await run(c, rerun_request("", a))
-            on = widget_state(ids["causal"], "bool_value", True)
-            seen = (await run(c, rerun_request("", a, [on])))[0]
-            seen += (await run(c, rerun_request("", a, [on, widget_state(ids["next"], "trigger_value", True)])))[0]
-            seen += (await run(c, rerun_request("", a, [on], fragment_id=clock)))[0]   # the old page's timer
-            seen += (await run(c, rerun_request("", b, [], page_name="b", fragment_id=clock)))[0]
-            seen += (await run(c, rerun_request("", b, [], page_name="b")))[0]
-            return seen
-        finally:
-            await c.close()
-
-    try:
-        return asyncio.run(scenario())
-    finally:
-        stop_server(proc)
+    return _served(tmp_path, STALE_PAGE_APP, {"MHA_TEST_HANDOFF": "1" if fixed else None}, scenario)
 
 
 def test_the_pinned_streamlit_still_drops_kept_values_after_a_fragment_run_of_the_page_just_left(tmp_path):
@@ -247,3 +260,62 @@ def test_a_fragment_run_of_the_page_just_left_keeps_every_kept_value(tmp_path):
     assert ScriptRunner._run_script is run_handoff.run_script  # noqa: SLF001 - installed by the import at the top
     # the toggle set; a (switching), b; the old page's timer; b's timer; b's full run: always on
     assert _stale_page_fragment_run(tmp_path, fixed=True) == ["causal=True"] * 6
+
+
+# Its kin, which no runner fix reaches: after that fragment run, a click on the page just left (a full run of it,
+# which Streamlit takes for the browser's own page change) drops the values of the widgets the browser did not send.
+# The app's init_state keeps a value whose widget is on a third page ("c") from the last full run before.
+KIN_APP = '''
+import streamlit as st
+from mha_core.ui import state
+
+state.init_state({"causal": False})
+ss = st.session_state
+
+
+@st.fragment
+def clock() -> None:
+    st.markdown(f"causal={ss.get('causal')!r}")
+
+
+def page_a() -> None:
+    clock()
+    if st.button("next", key="next"):
+        st.switch_page(page_b)
+
+
+def page_b() -> None:
+    clock()
+
+
+def page_c() -> None:
+    clock()
+    st.toggle("causal", key="causal")
+
+
+page_a = st.Page(page_a, url_path="a", default=True)
+page_b = st.Page(page_b, url_path="b")
+page_c = st.Page(page_c, url_path="c")
+st.navigation([page_a, page_b, page_c]).run()
+'''
+
+
+def test_a_click_on_the_page_just_left_after_a_fragment_run_keeps_every_kept_value(tmp_path):
+    from streamlit.util import calc_hash
+
+    from harness.websocket_client import rerun_request, widget_state
+
+    async def scenario(c) -> list[str]:  # noqa: ANN001 - a Connection
+        a, c_page = "", calc_hash("c")
+        _, (clock,), ids = await _drawn(c, rerun_request("", c_page, page_name="c"))
+        on = widget_state(ids["causal"], "bool_value", True)
+        seen = (await _drawn(c, rerun_request("", c_page, [on], page_name="c")))[0]   # set on c
+        seen += (drawn := await _drawn(c, rerun_request("", a, [on])))[0]              # the sidebar to a
+        nxt = widget_state(drawn[2]["next"], "trigger_value", True)
+        seen += (await _drawn(c, rerun_request("", a, [nxt])))[0]                    # a switches to b
+        seen += (await _drawn(c, rerun_request("", a, [], fragment_id=clock)))[0]    # a's timer, b's fragment
+        seen += (await _drawn(c, rerun_request("", a, [])))[0]                       # a click still on a
+        return seen
+
+    # set on c; a; a and b (the switch); the timer; the click on a: always on (the last was off before the fix)
+    assert _served(tmp_path, KIN_APP, {}, scenario) == ["causal=True"] * 6

@@ -14,6 +14,7 @@ __all__ = ["Settings", "carry_shape", "current", "init_state", "keep", "on_langu
 
 
 KEPT_KEY = "_kept"  # session: {widget key: default} of every table registered so far (keep), re-assigned each run
+VALUES_KEY = "_kept_values"  # session: {widget key: value} as the last full run began (a plain key: never dropped)
 
 
 def keep(*tables: Mapping[str, object]) -> None:
@@ -38,16 +39,27 @@ def init_state(*frame: Mapping[str, object]) -> None:
     Streamlit forgets a widget's value on any run that does not draw it (any other page); a value assigned through
     session state at the top of the run is kept. The frame passes its ``KEPT`` tables (the sidebar's, drawn on
     every page); each page's owner registers its own with ``keep`` the first time the page runs, before drawing
-    them, so a key is kept from the first run its widget exists on. A registered key that went missing gets its
-    default again.
+    them, so a key is kept from the first run its widget exists on.
+
+    A kept value can still vanish between two runs: Streamlit drops the values of widgets its browser did not send
+    when it takes a run for a page change (a click on the page the server has just switched away from, after a
+    fragment run: ``run_handoff``'s race 3 and its kin). A key with a default then comes back as the last full run
+    began (``VALUES_KEY``, a key no widget owns), else as its default; a key its owner fills (default None) is the
+    owner's to empty and is not brought back.
     """
     ss = st.session_state
+    last = ss.get(VALUES_KEY, {})
+    values: dict[str, object] = {}
     for table in (*frame, ss.get(KEPT_KEY, {})):
         for key, default in table.items():
             if key in ss:
-                ss[key] = ss[key]
+                value = ss[key]
             elif default is not None:
-                ss[key] = default
+                value = last.get(key, default)
+            else:
+                continue  # its owner fills it, and may empty it (e.g. generate's reset)
+            ss[key] = values[key] = value
+    ss[VALUES_KEY] = values
     ss.setdefault(SENTENCE.key, translate(lang(), "common.default_sentence"))
 
 
