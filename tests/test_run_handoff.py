@@ -187,6 +187,8 @@ st.navigation([page_a, page_b]).run()
 async def _drawn(c, msg) -> tuple[list[str], set[str], dict[str, str]]:  # noqa: ANN001 - a Connection, a BackMsg
     """Send one run's request and read the run to its end: what its fragment drew, the fragments' ids, the widgets'
     ids by key."""
+    from harness.websocket_client import widget_key
+
     drawn, fragments, ids = [], set(), {}
     # a new runner, as after any pause of the browser's: a reused one still holds the last run's fragment ids,
     # which hide the loss
@@ -202,7 +204,7 @@ async def _drawn(c, msg) -> tuple[list[str], set[str], dict[str, str]]:  # noqa:
             if el.WhichOneof("type") == "markdown" and sub.body.startswith("causal="):
                 drawn.append(sub.body)
             if str(getattr(sub, "id", "")).startswith("$$ID"):
-                ids[sub.id.split("-", 2)[2]] = sub.id
+                ids[widget_key(sub.id)] = sub.id
         elif kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
             return drawn, fragments - {""}, ids
 
