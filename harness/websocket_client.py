@@ -39,10 +39,10 @@ def widget_key(widget_id: str) -> str:
 
 
 def widget_state(widget_id: str, kind: str, value: object) -> WidgetState:
-    """A widget's value in the WidgetState field ``kind`` its serde reads (``double_array_value``: a list)."""
+    """A widget's value in the WidgetState field ``kind`` its serde reads (an ``*_array_value``: a list)."""
     w = WidgetState(id=widget_id)
-    if kind == "double_array_value":
-        w.double_array_value.data.extend(value)
+    if kind.endswith("_array_value"):
+        getattr(w, kind).data.extend(value)
     else:
         setattr(w, kind, value)
     return w
