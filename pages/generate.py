@@ -9,7 +9,7 @@ from mha_core.errors import LabError
 from mha_core.markdown import escape
 from mha_core.settings import GEN_SEED, GEN_TEMPERATURE, GEN_TOP_K
 from mha_core.ui import generate as ui
-from mha_core.ui import numbers, render, state, t
+from mha_core.ui import numbers, parts, render, state, t
 from mha_core.ui.i18n import bound_t
 from mha_core.units import format_bytes, format_params, head_name
 
@@ -27,79 +27,90 @@ variants = range(len(models))
 names = [ui.variant_name(i) for i in variants]
 tabs = st.tabs([t("generate.tab_steps"), t("generate.tab_share")], key=ui.TAB_KEY, on_change="rerun")
 
+
 # ---- step by step: the query of the newest token reads the cached keys -------------------------------
+def controls() -> None:
+    """The prompt and the sampling controls (a change reruns the page)."""
+    with st.container(border=True):
+        st.text_input(t("generate.prompt"), key=ui.PROMPT_KEY, max_chars=200,
+                      help=t("generate.prompt_help", top=cfg.vocab_size - 1))
+        clamped = ui.clean_controls()  # a forged value (temperature 1e-320, seed NaN …) made valid first
+        c1, c2, c3 = st.columns([3, 3, 2])
+        c1.slider(t(GEN_TEMPERATURE.label), *GEN_TEMPERATURE.bounds, step=GEN_TEMPERATURE.step,
+                  key=GEN_TEMPERATURE.key, help=t(GEN_TEMPERATURE.help))
+        c2.select_slider(t(GEN_TOP_K.label), ui.TOP_KS, key=GEN_TOP_K.key, help=t(GEN_TOP_K.help),
+                         format_func=lambda k: bound("generate.top_k_all", n=k) if k == ui.TOP_KS[-1] else str(k))
+        numbers.number_input(GEN_SEED, t(GEN_SEED.label), container=c3, help=t(GEN_SEED.help))
+        if clamped:
+            st.info(t("generate.clamped", names=t("generate.list_sep").join(t(k) for k in clamped)),
+                    icon=":material/tune:")
+
+
+def step_by_step() -> None:
+    """The three caches, their next tokens and the newest query: a step reruns only this part."""
+    try:
+        prompt = ui.prompt()
+    except LabError as err:
+        render.show_error(err)
+        prompt = None
+    if prompt is not None:
+        demo = ui.demo(prompt)
+        full = ui.full(demo)
+        b1, b2, b3 = st.columns(3)
+        b1.button(t("generate.next"), type="primary", on_click=ui.on_next, disabled=full,
+                  icon=":material/skip_next:", width="stretch")
+        b2.button(t("generate.run_all"), on_click=ui.on_run_all, disabled=full, icon=":material/fast_forward:",
+                  width="stretch")
+        b3.button(t("generate.reset"), on_click=ui.on_reset, disabled=demo.steps == 0,
+                  icon=":material/restart_alt:", width="stretch")
+        states = [ui.decoded(i, demo.tokens(i)) for i in variants]
+        length = states[0].cache.length
+        st.markdown(t("generate.status", step=demo.steps, prompt=len(prompt), n=length, n_ctx=cfg.n_ctx)
+                    + (" " + t("generate.full") if full else ""))
+        mha_bytes = toy.generation.cache_bytes(models[0], length)
+        for i, col in zip(variants, st.columns(len(models)), strict=True):
+            with col, st.container(border=True):
+                m, s = models[i], states[i]
+                st.markdown(f"**{names[i]}**")
+                st.markdown(ui.written_line(demo, i))
+                counted = toy.generation.cache_bytes(m, length)
+                st.metric(t("generate.cache_now"), format_bytes(counted),
+                          delta=ui.vs_mha(m, counted, mha_bytes), delta_color="inverse",
+                          help=t("generate.cache_help", layers=cfg.n_layers, g=m.config.kv_heads,
+                                 d_head=cfg.d_head, n=length, bytes=toy.generation.BYTES_PER_VALUE,
+                                 counted=f"{counted:,}", measured=f"{s.cache.nbytes:,}"))
+                render.chart(charts.cache_grid, toy.generation.cache_rows(s.cache), cfg.n_ctx,
+                             tuple(toy.symbol(x) for x in s.tokens), row_names=ui.cache_row_names(m),
+                             kv_names=ui.kv_names(m), title=t("generate.cache_title"),
+                             position_title=t("generate.position"), kv_title=t("generate.kv_head"),
+                             token_title=t("generate.token"))
+                if not full:
+                    render.chart(charts.next_token_bars, ui.next_probs(demo, i), toy.SYMBOLS[:cfg.vocab_size],
+                                 top=ui.NEXT_TOP, title=t("generate.next_title", top=ui.NEXT_TOP),
+                                 value_title=t("generate.probability"))
+        st.caption(t("generate.cache_caption", d_head=cfg.d_head))
+
+        st.subheader(t("generate.query_title"))
+        view = st.radio(t("generate.view"), variants, key=ui.VIEW_KEY, horizontal=True,
+                        format_func=lambda i: names[i])
+        m, s = models[view], states[view]
+        # the step's token above the chart, not in its spec: a spec that changed every step made the browser
+        # build the chart anew each time instead of taking the new rows
+        st.markdown(f"**{t('generate.query_chart', token=escape(toy.symbol(s.tokens[-1])), position=length - 1)}**")
+        render.chart(charts.query_attention, s.attn.reshape(-1, s.attn.shape[-1]),
+                     tuple(toy.position_labels(s.tokens)), ui.query_row_names(m), ui.query_groups(m),
+                     row_title=t("generate.query_rows"), col_title=t("generate.cached_keys"),
+                     value_title=t("common.weight"))
+        r = cfg.n_heads // m.config.kv_heads
+        sharing = t("generate.query_shared" if r > 1 else "generate.query_own", g=m.config.kv_heads, r=r)
+        st.caption(t("generate.query_caption", sharing=sharing))
+
+
 with tabs[0]:
     if tabs[0].open:
         st.markdown(t("generate.intro", layers=cfg.n_layers, h=cfg.n_heads, n_ctx=cfg.n_ctx))
-        with st.container(border=True):
-            st.text_input(t("generate.prompt"), key=ui.PROMPT_KEY, max_chars=200,
-                          help=t("generate.prompt_help", top=cfg.vocab_size - 1))
-            clamped = ui.clean_controls()  # a forged value (temperature 1e-320, seed NaN …) made valid first
-            c1, c2, c3 = st.columns([3, 3, 2])
-            c1.slider(t(GEN_TEMPERATURE.label), *GEN_TEMPERATURE.bounds, step=GEN_TEMPERATURE.step,
-                      key=GEN_TEMPERATURE.key, help=t(GEN_TEMPERATURE.help))
-            c2.select_slider(t(GEN_TOP_K.label), ui.TOP_KS, key=GEN_TOP_K.key, help=t(GEN_TOP_K.help),
-                             format_func=lambda k: bound("generate.top_k_all", n=k) if k == ui.TOP_KS[-1] else str(k))
-            numbers.number_input(GEN_SEED, t(GEN_SEED.label), container=c3, help=t(GEN_SEED.help))
-            if clamped:
-                st.info(t("generate.clamped", names=t("generate.list_sep").join(t(k) for k in clamped)),
-                        icon=":material/tune:")
-        try:
-            prompt = ui.prompt()
-        except LabError as err:
-            render.show_error(err)
-            prompt = None
-        if prompt is not None:
-            demo = ui.demo(prompt)
-            full = ui.full(demo)
-            b1, b2, b3 = st.columns(3)
-            b1.button(t("generate.next"), type="primary", on_click=ui.on_next, disabled=full,
-                      icon=":material/skip_next:", width="stretch")
-            b2.button(t("generate.run_all"), on_click=ui.on_run_all, disabled=full, icon=":material/fast_forward:",
-                      width="stretch")
-            b3.button(t("generate.reset"), on_click=ui.on_reset, disabled=demo.steps == 0,
-                      icon=":material/restart_alt:", width="stretch")
-            states = [ui.decoded(i, demo.tokens(i)) for i in variants]
-            length = states[0].cache.length
-            st.markdown(t("generate.status", step=demo.steps, prompt=len(prompt), n=length, n_ctx=cfg.n_ctx)
-                        + (" " + t("generate.full") if full else ""))
-            mha_bytes = toy.generation.cache_bytes(models[0], length)
-            for i, col in zip(variants, st.columns(len(models)), strict=True):
-                with col, st.container(border=True):
-                    m, s = models[i], states[i]
-                    st.markdown(f"**{names[i]}**")
-                    st.markdown(ui.written_line(demo, i))
-                    counted = toy.generation.cache_bytes(m, length)
-                    st.metric(t("generate.cache_now"), format_bytes(counted),
-                              delta=ui.vs_mha(m, counted, mha_bytes), delta_color="inverse",
-                              help=t("generate.cache_help", layers=cfg.n_layers, g=m.config.kv_heads,
-                                     d_head=cfg.d_head, n=length, bytes=toy.generation.BYTES_PER_VALUE,
-                                     counted=f"{counted:,}", measured=f"{s.cache.nbytes:,}"))
-                    render.chart(charts.cache_grid, toy.generation.cache_rows(s.cache), cfg.n_ctx,
-                                 tuple(toy.symbol(x) for x in s.tokens), row_names=ui.cache_row_names(m),
-                                 kv_names=ui.kv_names(m), title=t("generate.cache_title"),
-                                 position_title=t("generate.position"), kv_title=t("generate.kv_head"),
-                                 token_title=t("generate.token"))
-                    if not full:
-                        render.chart(charts.next_token_bars, ui.next_probs(demo, i), toy.SYMBOLS[:cfg.vocab_size],
-                                     top=ui.NEXT_TOP, title=t("generate.next_title", top=ui.NEXT_TOP),
-                                     value_title=t("generate.probability"))
-            st.caption(t("generate.cache_caption", d_head=cfg.d_head))
-
-            st.subheader(t("generate.query_title"))
-            view = st.radio(t("generate.view"), variants, key=ui.VIEW_KEY, horizontal=True,
-                            format_func=lambda i: names[i])
-            m, s = models[view], states[view]
-            # the step's token above the chart, not in its spec: a spec that changed every step made the browser
-            # build the chart anew each time instead of taking the new rows
-            st.markdown(f"**{t('generate.query_chart', token=escape(toy.symbol(s.tokens[-1])), position=length - 1)}**")
-            render.chart(charts.query_attention, s.attn.reshape(-1, s.attn.shape[-1]),
-                         tuple(toy.position_labels(s.tokens)), ui.query_row_names(m), ui.query_groups(m),
-                         row_title=t("generate.query_rows"), col_title=t("generate.cached_keys"),
-                         value_title=t("common.weight"))
-            r = cfg.n_heads // m.config.kv_heads
-            sharing = t("generate.query_shared" if r > 1 else "generate.query_own", g=m.config.kv_heads, r=r)
-            st.caption(t("generate.query_caption", sharing=sharing))
+        controls()
+        parts.part(step_by_step)
         st.subheader(t("generate.why_title"))
         st.markdown(t("generate.why_kv"))
         st.markdown(t("generate.why_gqa", h=cfg.n_heads, g2=models[1].config.kv_heads, g1=models[2].config.kv_heads,

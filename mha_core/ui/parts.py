@@ -1,0 +1,42 @@
+"""A part of a page whose own controls change only that part (a generation step, the cross-attention page's pair and
+h, the cost lab's shape), run as a fragment: a click inside it reruns the part alone, not app.py's frame (the
+navigation, the sidebar, the rest of the page). The browser then renders only the part again: a generation step took
+25-30% less of the browser's main thread (benchmarks.bench_speed, issue 26).
+
+Not while a class is live: the presenter's bar publishes, and a follower's banner and ballot are drawn, by full
+runs, so there every run of the page stays full (``live.active_vote_role``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from mha_core.ui import live
+from mha_core.ui.frame import IN_FRAME, PAGE, PageRun, page_run
+
+
+def part(draw: Callable[[], None]) -> None:
+    """Draw ``draw`` in place: as a fragment outside a live lesson, with the page's chart keys as the full run had
+    them where the part began, so that a fragment run repaints the same charts instead of building new ones."""
+    if live.active_vote_role() is not None:
+        draw()
+        return
+    run = page_run()
+    key, before = (run.key, frozenset(run.taken)) if run is not None else ("", frozenset())
+
+    @st.fragment
+    def fragment() -> None:
+        if page_run() is not None:  # inside the page's full run
+            draw()
+            return
+        ss = st.session_state
+        ss[IN_FRAME], ss[PAGE] = True, PageRun(key, set(before))
+        try:
+            draw()
+        finally:
+            ss.pop(IN_FRAME, None)
+            ss.pop(PAGE, None)
+
+    fragment()
