@@ -1,10 +1,10 @@
 """A part of a page whose own controls change only that part (a generation step, the cross-attention page's pair and
-h, the cost lab's shape), run as a fragment: a click inside it reruns the part alone, not app.py's frame (the
-navigation, the sidebar, the rest of the page). The browser then renders only the part again: a generation step took
-25-30% less of the browser's main thread (benchmarks.bench_speed, issue 26).
+h, the cost lab's shape, attend's mask and head), run as a fragment: a click inside it reruns the part alone, not
+app.py's frame (the navigation, the sidebar, the rest of the page). The browser then renders only the part again: a
+generation step took 25-30% less of the browser's main thread (benchmarks.bench_speed, issue 26).
 
 Not while a class is live: the presenter's bar publishes, and a follower's banner and ballot are drawn, by full
-runs, so there every run of the page stays full (``live.active_vote_role``).
+runs, so for the presenter and a following student every run of the page stays full.
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from mha_core.ui import live
+from mha_core.ui import live, url
 from mha_core.ui.frame import IN_FRAME, PAGE, PageRun, page_run
+from mha_core.ui.nav import spec
 
 
 def part(draw: Callable[[], None]) -> None:
     """Draw ``draw`` in place: as a fragment outside a live lesson, with the page's chart keys as the full run had
-    them where the part began, so that a fragment run repaints the same charts instead of building new ones."""
-    if live.active_vote_role() is not None:
+    them where the part began, so that a fragment run repaints the same charts instead of building new ones; a
+    fragment run mirrors the settings into the address as app.py does (attend's mask and head are in a link)."""
+    if live.presenting() or live.active_vote_role() is not None:
         draw()
         return
     run = page_run()
@@ -33,6 +35,7 @@ def part(draw: Callable[[], None]) -> None:
             return
         ss = st.session_state
         ss[IN_FRAME], ss[PAGE] = True, PageRun(key, set(before))
+        url.write(spec(key).pipeline)
         try:
             draw()
         finally:
