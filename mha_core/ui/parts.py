@@ -1,7 +1,8 @@
 """A part of a page whose own controls change only that part (a generation step, the cross-attention page's pair and
 h, the cost lab's shape, attend's mask and head), run as a fragment: a click inside it reruns the part alone, not
-app.py's frame (the navigation, the sidebar, the rest of the page). The browser then renders only the part again: a
-generation step took 25-30% less of the browser's main thread (benchmarks.bench_speed, issue 26).
+app.py's frame (the navigation, the sidebar, the rest of the page), and the browser renders only the part again: a
+generation step and attend's mask took about a tenth less of the browser's main thread at 1x and a quarter less at
+6x (two alternating benchmarks.bench_speed pairs, issue 26; README).
 
 Not while a class is live: the presenter's bar publishes, and a follower's banner and ballot are drawn, by full
 runs, so for the presenter and a following student every run of the page stays full.
