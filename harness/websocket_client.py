@@ -102,13 +102,16 @@ class Connection:
 
 @dataclass
 class Run:
-    """What one script run sent back: widgets by key, texts of the page, and the exceptions."""
+    """What one script run sent back: widgets by key, texts of the page, the exceptions, and its deltas: how many,
+    and the fragments they came from ("" for none)."""
 
     widgets: dict[str, tuple[str, str, object]] = field(default_factory=dict)  # key -> (id, kind, proto)
     texts: list[str] = field(default_factory=list)
     exceptions: list[str] = field(default_factory=list)
     observed: list[object] = field(default_factory=list)   # what the Student's ``observe`` picked, in order
     seconds: float = 0.0
+    deltas: int = 0
+    fragments: set[str] = field(default_factory=set)
 
     def widget_id(self, key: str) -> str:
         return self.widgets[key][0]
@@ -145,17 +148,23 @@ class Student(Connection):
     def __post_init__(self) -> None:
         self.query = dict(self.query)
 
-    async def run(self, page: str, widgets: Mapping[str, tuple[str, object]] = (), timeout: float = 120) -> Run:
-        """One script run of ``page`` with these widget values ({id: (proto field, value)}); waits for the end."""
+    async def run(self, page: str, widgets: Mapping[str, tuple[str, object]] = (), timeout: float = 120, *,
+                  fragment_id: str = "") -> Run:
+        """One script run of ``page`` with these widget values ({id: (proto field, value)}), a run of the fragment
+        ``fragment_id`` if given (as a widget inside it asks for); waits for the end."""
         states = [widget_state(wid, kind, value) for wid, (kind, value) in dict(widgets).items()]
         msg = rerun_request(urlencode(self.query), page_hash(page), states,
-                            page_name="" if page == DEFAULT_PAGE else page, locale=self.locale)
+                            page_name="" if page == DEFAULT_PAGE else page, locale=self.locale,
+                            fragment_id=fragment_id, auto=False)
         run = Run()
         t0 = time.perf_counter()
         await self.send(msg)
         while True:
             fm = await self.receive(timeout)
             kind = fm.WhichOneof("type")
+            if kind == "delta":
+                run.deltas += 1
+                run.fragments.add(fm.delta.fragment_id)
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 el = fm.delta.new_element
                 run.collect(el)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import base64
 import copy
 import runpy
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -44,13 +46,20 @@ def icon() -> str:
 
 def run(page: st.Page, key: str = "") -> None:
     """For app.py: run the page, marked as inside the frame for exactly this run (race-free per session)."""
-    st.session_state[IN_FRAME] = True
-    st.session_state[PAGE] = PageRun(key or page.url_path)
-    try:
+    with drawing(PageRun(key or page.url_path)):
         page.run()
+
+
+@contextmanager
+def drawing(run: PageRun) -> Iterator[None]:
+    """While the page (or a fragment of it: ``ui.parts``) draws: inside the frame, drawing ``run``'s page."""
+    ss = st.session_state
+    ss[IN_FRAME], ss[PAGE] = True, run
+    try:
+        yield
     finally:
-        st.session_state.pop(IN_FRAME, None)
-        st.session_state.pop(PAGE, None)
+        ss.pop(IN_FRAME, None)
+        ss.pop(PAGE, None)
 
 
 def page_run() -> PageRun | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from mha_core.ui import live, url
-from mha_core.ui.frame import IN_FRAME, PAGE, PageRun, page_run
+from mha_core.ui.frame import PageRun, drawing, page_run
 from mha_core.ui.nav import spec
 
 
@@ -34,13 +34,8 @@ def part(draw: Callable[[], None]) -> None:
         if page_run() is not None:  # inside the page's full run
             draw()
             return
-        ss = st.session_state
-        ss[IN_FRAME], ss[PAGE] = True, PageRun(key, set(before))
         url.write(spec(key).pipeline)
-        try:
+        with drawing(PageRun(key, set(before))):
             draw()
-        finally:
-            ss.pop(IN_FRAME, None)
-            ss.pop(PAGE, None)
 
     fragment()
