@@ -1,7 +1,7 @@
 """The live lesson's floor: N sessions of one Streamlit server redrawing at the same moment, as a class does when
 the teacher moves — a bare page, the bare page with a lesson page's worth of paragraphs, and the app's own pages.
 
-    python -m benchmarks.bench_fanout [--sessions 60] [--rounds 5] [--pages attend concat] [--json PATH]
+    python -m benchmarks.bench_fanout [--sessions 60] [--rounds 5] [--pages attend concat] [--replay] [--json PATH]
 
 Every session is a websocket client (harness/websocket_client.py) that ran its page once (untimed); then all N ask
 for a full run at the same instant, and the time from that instant to each session's run finishing is recorded
@@ -12,8 +12,10 @@ bare page (one slider, one line: ``harness.floor.BARE_APP``) is the floor no Str
 60 paragraphs are a page of the lesson's size with nothing to compute. Prints, per page: p50 / p95 / last of the
 N sessions' times and the server's CPU ms per run (``/proc``: script, protobuf and websocket together), then each
 app page's floors: the bare page drawing as many elements, charts and links (every other element a paragraph), and
-drawing each of the page's widgets, metrics and page links as one of its kind. Exit 1 if a page could not be
-measured.
+drawing each of the page's widgets, metrics and page links as one of its kind. With ``--replay``, also each app
+page's run recorded once and sent again to every session by a server that runs no app code (``harness.replay``):
+what a class's redraw would cost if the server ran the teacher's page once and sent it to every follower. Exit 1 if
+a page could not be measured.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 
 from benchmarks.timing import cpu_ms, p50, p95
 from harness.floor import BARE_APP, floor_query
+from harness.replay import NO_CACHE, QUERY, REPLAY_APP, REPLAY_ENV, Recording, replayed, session_runs
 from harness.server import ROOT, start_server, stop_server
 from harness.websocket_client import DEFAULT_PAGE, Student
 from mha_core.ui.nav import PAGES
@@ -112,6 +115,8 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, default=60, help="sessions redrawing at once (default 60)")
     ap.add_argument("--rounds", type=int, default=5, help="times they all redraw (default 5)")
     ap.add_argument("--pages", nargs="*", default=list(APP_PAGES), help="the app's pages to time (besides the bare)")
+    ap.add_argument("--replay", action="store_true",
+                    help="also each app page's run recorded once and replayed to every session (harness.replay)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     a = ap.parse_args()
     t_start = time.perf_counter()
@@ -123,7 +128,9 @@ def main() -> int:
         (folder / ".streamlit" / "config.toml").write_text((ROOT / ".streamlit" / "config.toml").read_text("utf-8"),
                                                            encoding="utf-8")
         bare_proc, bare_base = start_server(script=folder / "bare.py", cwd=folder)
-        app_proc, app_base = start_server(env={"MHA_DATABASE_URL": f"sqlite:///{folder / 'fanout.db'}"})
+        # (the message cache off, for recordings: a websocket student never has a message cached anyway)
+        app_proc, app_base = start_server(env={"MHA_DATABASE_URL": f"sqlite:///{folder / 'fanout.db'}", **NO_CACHE})
+        replay_proc = None
         try:
             for query, label in (({}, "bare page"), ({"elements": "60"}, "bare + 60 paragraphs")):
                 results.append(asyncio.run(fan_out(bare_proc.pid, bare_base, DEFAULT_PAGE, query, a.sessions,
@@ -142,6 +149,17 @@ def main() -> int:
                 results.append(res)
                 print(f"  {res.page}: p95 {res.p95:.0f} ms {res.error}", file=sys.stderr)
 
+            if a.replay:
+                (folder / "replay.py").write_text(REPLAY_APP, encoding="utf-8")
+                for page in a.pages:
+                    run, = asyncio.run(session_runs(app_base, page, [{"fixed": "0"}]))
+                    Recording([[raw for raw in run if replayed(raw)]]).save(folder / f"{page}.json")
+                replay_proc, replay_base = start_server(script=folder / "replay.py", cwd=folder,
+                                                        env={REPLAY_ENV: str(folder)})
+                for page in a.pages:
+                    results.append(asyncio.run(fan_out(replay_proc.pid, replay_base, DEFAULT_PAGE, {QUERY: page},
+                                                       a.sessions, a.rounds, f"replay: {page}", links=len(PAGES))))
+                    print(f"  replay {page}: p95 {results[-1].p95:.0f} ms {results[-1].error}", file=sys.stderr)
             pages = [r for r in results if r.page.startswith("app:") and not r.error]
             # the bare page drawing as much as each app page (harness.floor.floor_query): the floor of that page ...
             for census in sorted({r.census for r in pages}):
@@ -152,6 +170,8 @@ def main() -> int:
         finally:
             stop_server(bare_proc)
             stop_server(app_proc)
+            if replay_proc is not None:
+                stop_server(replay_proc)
     print(f"{a.sessions} sessions x {a.rounds} rounds on one server; {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.2f}; {time.perf_counter() - t_start:.0f} s")
     print(table(results))
