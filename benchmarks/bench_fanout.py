@@ -33,7 +33,7 @@ from pathlib import Path
 
 from benchmarks.timing import cpu_ms, p50, p95
 from harness.floor import BARE_APP, floor_query
-from harness.replay import NO_CACHE, QUERY, REPLAY_APP, REPLAY_ENV, Recording, replayed, session_runs
+from harness.replay import NO_CACHE, QUERY, REPLAY_ENV, Recording, replay_folder, replayed, session_runs
 from harness.server import ROOT, start_server, stop_server
 from harness.websocket_client import DEFAULT_PAGE, Student
 from mha_core.ui.nav import PAGES
@@ -150,11 +150,11 @@ def main() -> int:
                 print(f"  {res.page}: p95 {res.p95:.0f} ms {res.error}", file=sys.stderr)
 
             if a.replay:
-                (folder / "replay.py").write_text(REPLAY_APP, encoding="utf-8")
+                script = replay_folder(folder)
                 for page in a.pages:
                     run, = asyncio.run(session_runs(app_base, page, [{"fixed": "0"}]))
                     Recording([[raw for raw in run if replayed(raw)]]).save(folder / f"{page}.json")
-                replay_proc, replay_base = start_server(script=folder / "replay.py", cwd=folder,
+                replay_proc, replay_base = start_server(script=script, cwd=folder,
                                                         env={REPLAY_ENV: str(folder)})
                 for page in a.pages:
                     results.append(asyncio.run(fan_out(replay_proc.pid, replay_base, DEFAULT_PAGE, {QUERY: page},

@@ -3,16 +3,19 @@
     python -m benchmarks.bench_replay [--pages split attend ...] [--moves 10] [--throttle 1 6] [--json PATH]
 
 For each case of ``benchmarks.bench_speed``: a headless Chromium records the messages of two moves of the case's
-control on the app (the page's two states, each a whole run, with the server's message cache off so that every
-message is whole), then times the same control, moved the same way, on three servers in the same run: the app, a
-bare Streamlit page (one slider, one line: bench_speed's floor) and the replay server (``harness.replay``), which
-sends the recorded run of the state the move asks for and nothing else. The browser draws exactly what it draws
-on the app; the server spends next to nothing. So a case's replay ratio is the floor of that page inside Streamlit:
-over issue 26's target (2x the bare page at 1x, 3x at 6x), no Streamlit page showing what this page shows can meet
-it; under it, the rest of the app's ratio is the server's run and the order in which its messages come.
+control on the app (the page's two states, each a whole run, or a part's fragment runs with the whole page they go
+into, the server's message cache off so that every message is whole), then times the same control, moved the same
+way, on three servers in the same run: the app, a bare Streamlit page (one slider, one line: bench_speed's floor)
+and the replay server (``harness.replay``), which sends the recorded run of the state the move asks for and nothing
+else. The browser draws exactly what it draws on the app; the server spends next to nothing. So a case's replay
+ratio is the floor of that page inside Streamlit: over issue 26's target (2x the bare page at 1x, 3x at 6x), no
+Streamlit page sending what this page sends can meet it; under it, the rest of the app's ratio is the server's run
+and the order in which its messages come. For the pages whose control is in the sidebar (h), also the replay of the
+frame alone (the navigation and the sidebar, no main area).
 
-Prints one table (case, throttle, app / replay / bare p95, the two ratios, main-thread ms); exits 1 if a case could
-not be measured. The real-model cases are left out (their targets are absolute milliseconds, not ratios).
+Prints one table (case, throttle, app / replay / bare p95, the ratios of the app, the replay and the frame, main-
+thread ms); exits 1 if a case could not be measured. The real-model cases are left out (their targets are absolute
+milliseconds, not ratios).
 """
 
 from __future__ import annotations
@@ -21,11 +24,9 @@ import argparse
 import base64
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import asdict
 from pathlib import Path
 
@@ -35,15 +36,15 @@ from harness.replay import (
     FRAME_QUERY,
     NO_CACHE,
     QUERY,
-    REPLAY_APP,
     REPLAY_ENV,
     Recording,
+    fetch_media,
     fragment_of,
     last_run,
-    media_urls,
+    replay_folder,
     replayed,
 )
-from harness.server import CHROMIUM, CHROMIUM_FLAGS, ROOT, start_server, stop_server
+from harness.server import CHROMIUM, CHROMIUM_FLAGS, start_server, stop_server
 
 SIDEBAR_CONTROL = "slider:h"  # the pipeline pages' h, in the sidebar: the frame's replay can move it too
 
@@ -57,7 +58,6 @@ def record(browser, base: str, case: Case, quiet: int = 300, timeout: int = 60_0
         cdp.send("Network.enable")
         cdp.on("Network.webSocketFrameReceived",
                lambda p: frames.append(base64.b64decode(p["response"]["payloadData"])))
-        page.evaluate(ARM)
         page.reload()  # the page's whole run, as a new session draws it
         _settle(page, 500, 120_000)
         whole = [raw for raw in last_run(frames) if replayed(raw)]
@@ -72,12 +72,8 @@ def record(browser, base: str, case: Case, quiet: int = 300, timeout: int = 60_0
     finally:
         ctx.close()
     runs.reverse()
-    media = {}
-    for url in media_urls([*runs, whole]):
-        with urllib.request.urlopen(base + url, timeout=30) as resp:  # noqa: S310 - our own server on 127.0.0.1
-            media[url] = (resp.headers.get_content_type(), resp.read())
     fragment = fragment_of(runs[0])
-    return Recording(runs, media, fragment, whole if fragment else [])
+    return Recording(runs, fetch_media(base, [*runs, whole]), fragment, whole if fragment else [])
 
 
 def main() -> int:
@@ -99,8 +95,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         folder = Path(tmp)
         (folder / "bare.py").write_text(BARE_APP, encoding="utf-8")
-        (folder / "replay.py").write_text(REPLAY_APP, encoding="utf-8")
-        shutil.copytree(ROOT / ".streamlit", folder / ".streamlit")  # the app's theme and client settings
+        script = replay_folder(folder)  # the app's theme and client settings too
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         procs = []
         try:
@@ -115,7 +110,7 @@ def main() -> int:
                 stop_server(proc)
             procs.append(app := start_server())
             procs.append(plain := start_server(script=folder / "bare.py", cwd=folder))
-            procs.append(rep := start_server(script=folder / "replay.py", cwd=folder, env={REPLAY_ENV: str(folder)}))
+            procs.append(rep := start_server(script=script, cwd=folder, env={REPLAY_ENV: str(folder)}))
             for throttle in a.throttle:
                 half = max(a.moves // 2, 5)
                 first = measure(browser, plain[1], BARE, throttle, half, a.quiet)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shutil
 import textwrap
+import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ from urllib.parse import urlencode
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from harness.server import ROOT
 from harness.websocket_client import Connection, page_hash, rerun_request
 
 # What a run's messages hold that the page draws; the rest (a new session, the session's status, the run's end)
@@ -80,6 +83,24 @@ async def session_runs(base: str, page: str, queries: Sequence[Mapping[str, str]
     return runs
 
 
+def fetch_media(base: str, runs: Sequence[Sequence[bytes]]) -> dict[str, tuple[str, bytes]]:
+    """The media files the runs name, as the server at ``base`` serves them: URL -> (MIME type, content)."""
+    media = {}
+    for url in sorted(media_urls(runs)):
+        with urllib.request.urlopen(base + url, timeout=30) as resp:  # noqa: S310 - our own server on 127.0.0.1
+            media[url] = (resp.headers.get_content_type(), resp.read())
+    return media
+
+
+def replay_folder(folder: Path) -> Path:
+    """Make ``folder`` a replay server's: its script and the app's own settings (theme, client, server); the
+    script's path. Its recordings go beside it as ``<name>.json`` (the server's ``REPLAY_ENV``)."""
+    script = folder / "replay.py"
+    script.write_text(REPLAY_APP, encoding="utf-8")
+    shutil.copytree(ROOT / ".streamlit", folder / ".streamlit", dirs_exist_ok=True)
+    return script
+
+
 def last_run(frames: list[bytes]) -> list[bytes]:
     """The messages of the last script run among ``frames`` (a run starts with a new-session message; a fragment's
     run sends none)."""
@@ -102,7 +123,7 @@ def replayed(raw: bytes) -> bool:
     return msg.WhichOneof("type") in REPLAYED
 
 
-def media_urls(runs: list[list[bytes]]) -> set[str]:
+def media_urls(runs: Sequence[Sequence[bytes]]) -> set[str]:
     """The media files the runs' messages name, which the replay server must serve too."""
     return {m.decode("ascii") for run in runs for raw in run for m in MEDIA.findall(raw)}
 

@@ -5,8 +5,6 @@ their frame alone; it refuses a recording with cached messages' references, whic
 from __future__ import annotations
 
 import asyncio
-import shutil
-import urllib.request
 
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -14,13 +12,13 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from harness.replay import (
     NO_CACHE,
     QUERY,
-    REPLAY_APP,
     REPLAY_ENV,
     Recording,
+    fetch_media,
     fragment_of,
     in_frame,
     last_run,
-    media_urls,
+    replay_folder,
     replayed,
     session_runs,
 )
@@ -51,10 +49,7 @@ def recording() -> Recording:
         # a session reads a link's settings once: a session each
         runs = [asyncio.run(session_runs(base, "split", [{"lang": "en", "h": h}]))[0] for h in ("4", "8")]
         runs = [[raw for raw in run if replayed(raw)] for run in runs]
-        media = {}
-        for url in media_urls(runs):
-            with urllib.request.urlopen(base + url, timeout=30) as resp:  # noqa: S310 - our own server
-                media[url] = (resp.headers.get_content_type(), resp.read())
+        media = fetch_media(base, runs)
     finally:
         stop_server(proc)
     return Recording(runs, media)
@@ -82,23 +77,19 @@ def test_a_message_sent_by_reference_is_refused():
 
 def test_the_replay_server_sends_the_recorded_runs_in_turn_and_their_frame_alone(recording, tmp_path):
     recording.save(tmp_path / "split.json")
-    (tmp_path / "replay.py").write_text(REPLAY_APP, encoding="utf-8")
-    shutil.copytree(ROOT / ".streamlit", tmp_path / ".streamlit")
-    proc, base = start_server(script=tmp_path / "replay.py", cwd=tmp_path, env={REPLAY_ENV: str(tmp_path)})
+    script = replay_folder(tmp_path)
+    assert (tmp_path / ".streamlit" / "config.toml").read_bytes() == (ROOT / ".streamlit" / "config.toml").read_bytes()
+    proc, base = start_server(script=script, cwd=tmp_path, env={REPLAY_ENV: str(tmp_path)})
     try:
         first, second, third = asyncio.run(session_runs(base, "", [{QUERY: "split"}] * 3))
         frame, = asyncio.run(session_runs(base, "", [{QUERY: "split", "frame": "1"}]))
-        replayed_runs = [first, second, third]
-        served = {}
-        for url in media_urls(replayed_runs):
-            with urllib.request.urlopen(base + url, timeout=30) as resp:  # noqa: S310 - our own server
-                served[url] = resp.read()
+        served = fetch_media(base, [first, second, third])
     finally:
         stop_server(proc)
     a, b = recording.runs
     assert _drawn(first) == _drawn(a) and _drawn(second) == _drawn(b) and _drawn(third) == _drawn(a)
     assert "exception" not in str(_drawn(first))
-    assert list(served.values()) == list(c for _, c in recording.media.values()), "its own store serves the module"
+    assert list(served.values()) == list(recording.media.values()), "its own store serves the module"
     nav = next(ForwardMsg.FromString(raw).navigation for raw in first if _types([raw]) == ["navigation"])
     recorded = next(ForwardMsg.FromString(raw).navigation for raw in a if _types([raw]) == ["navigation"])
     assert nav.page_script_hash != recorded.page_script_hash, "the page is the replay's own (no 'page not found')"
