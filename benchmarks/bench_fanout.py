@@ -128,8 +128,9 @@ def main() -> int:
         (folder / ".streamlit" / "config.toml").write_text((ROOT / ".streamlit" / "config.toml").read_text("utf-8"),
                                                            encoding="utf-8")
         bare_proc, bare_base = start_server(script=folder / "bare.py", cwd=folder)
-        # (the message cache off, for recordings: a websocket student never has a message cached anyway)
-        app_proc, app_base = start_server(env={"MHA_DATABASE_URL": f"sqlite:///{folder / 'fanout.db'}", **NO_CACHE})
+        # with --replay, the message cache off for the recordings (a websocket student never has a message cached)
+        app_proc, app_base = start_server(env={"MHA_DATABASE_URL": f"sqlite:///{folder / 'fanout.db'}",
+                                               **(NO_CACHE if a.replay else {})})
         replay_proc = None
         try:
             for query, label in (({}, "bare page"), ({"elements": "60"}, "bare + 60 paragraphs")):

@@ -18,12 +18,11 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlencode
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from harness.server import ROOT
-from harness.websocket_client import Connection, page_hash, rerun_request
+from harness.websocket_client import DEFAULT_PAGE, Student
 
 # What a run's messages hold that the page draws; the rest (a new session, the session's status, the run's end)
 # the replay server sends of its own as it runs.
@@ -63,23 +62,17 @@ class Recording:
 
 
 async def session_runs(base: str, page: str, queries: Sequence[Mapping[str, str]]) -> list[list[bytes]]:
-    """One session's full runs of ``page`` ("": the server's only one) on the server at ``base``, one per query:
-    every message of each up to its end, serialised."""
-    conn = Connection(base, "replay")
-    await conn.connect()
+    """One session's full runs of ``page`` ("": the server's only one) on the server at ``base``, one per query (the
+    address asked for): the messages of each, serialised (a run the app cut short for a rerun: the rerun's)."""
+    student = Student(base, "replay", keep=True)
+    await student.connect()
     runs = []
     try:
         for query in queries:
-            await conn.send(rerun_request(urlencode(query), page_hash(page) if page else "", page_name=page))
-            run = []
-            while True:
-                msg = await conn.receive(60)
-                run.append(msg.SerializeToString())
-                if msg.WhichOneof("type") == "script_finished":
-                    break
-            runs.append(run)
+            student.query = dict(query)
+            runs.append(last_run((await student.run(page or DEFAULT_PAGE)).messages))
     finally:
-        await conn.close()
+        await student.close()
     return runs
 
 
@@ -135,9 +128,8 @@ def in_frame(msg: ForwardMsg) -> bool:
 
 # The replay server's script: each run of a session sends the next of the recording's runs (the first run the
 # first; with ``frame=1`` only their frame), or, for a part's runs, the page and then the part's runs as fragment
-# runs, with its media files put in this server's store under a URL of the
-# same length (so a serialised message keeps its shape) and the current page of the recorded navigation made this
-# script's page.
+# runs; its media files go into this server's store under a URL of the same length (so a serialised message keeps
+# its shape), and the current page of the recorded navigation becomes this script's page.
 REPLAY_APP = textwrap.dedent("""\
     import os
     from pathlib import Path

@@ -112,6 +112,7 @@ class Run:
     seconds: float = 0.0
     deltas: int = 0
     fragments: set[str] = field(default_factory=set)
+    messages: list[bytes] = field(default_factory=list)  # every message, serialised (a Student that keeps them)
 
     def widget_id(self, key: str) -> str:
         return self.widgets[key][0]
@@ -138,12 +139,14 @@ class Student(Connection):
     """One browser's worth of Streamlit session that runs one script at a time and waits for its end.
 
     ``query`` is the address's query (the app's rewrites of it are kept, as the browser keeps them); ``observe``
-    sees every new element of a run, and what it returns (None: nothing) is kept in ``Run.observed``.
+    sees every new element of a run, and what it returns (None: nothing) is kept in ``Run.observed``; with ``keep``,
+    every message a run received is kept too, serialised (``Run.messages``: harness.replay records them).
     """
 
     query: Mapping[str, str] = field(default_factory=dict)
     locale: str = "en-US"
     observe: Callable[[Element], object | None] | None = None
+    keep: bool = False
 
     def __post_init__(self) -> None:
         self.query = dict(self.query)
@@ -161,6 +164,8 @@ class Student(Connection):
         await self.send(msg)
         while True:
             fm = await self.receive(timeout)
+            if self.keep:
+                run.messages.append(fm.SerializeToString())
             kind = fm.WhichOneof("type")
             if kind == "delta":
                 run.deltas += 1
