@@ -33,5 +33,5 @@ with live.turn():  # class members' full runs take turns (a teacher's move rerun
     url.write(pipeline)
     url.notice()
     present.presentation(current_key, live=live_presenting)
-    frame.run(current, current_key)
+    frame.run(current, current_key, live.class_view())
     live.drawn()  # the page ran to its end: a following student's screen shows the teacher's state

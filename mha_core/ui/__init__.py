@@ -3,7 +3,7 @@
 from streamlit import delta_generator
 
 from mha_core import threads
-from mha_core.ui import run_handoff, runner_events, send_wakeup, theme_message
+from mha_core.ui import run_handoff, runner_events, send_wakeup, shared_body, theme_message
 from mha_core.ui.i18n import bound_t, lang, t
 
 # Streamlit asks once per process, at the first element drawn, whether it runs in a Python REPL (to print a hint
@@ -17,5 +17,6 @@ runner_events.install()  # a run's events reach the event loop in batches, not o
 send_wakeup.install()  # a message queued on the event loop sets its flush event directly (see the module)
 threads.quick_handoffs()  # the event loop gets the GIL back within 1 ms of wanting it (see mha_core.threads)
 theme_message.install()  # every run's new-session message built without re-reading the theme config (see the module)
+shared_body.install()  # a class redraw runs a lesson page body once per state, not per student (see the module)
 
 __all__ = ["bound_t", "lang", "t"]

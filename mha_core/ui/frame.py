@@ -23,6 +23,7 @@ from functools import cache
 import streamlit as st
 
 from mha_core.i18n import translate
+from mha_core.ui import shared_body
 from mha_core.ui.nav import PAGES, ROOT
 
 IN_FRAME = "_in_frame"
@@ -44,10 +45,11 @@ def icon() -> str:
     return "data:image/png;base64," + base64.b64encode((ROOT / "assets" / "icon.png").read_bytes()).decode("ascii")
 
 
-def run(page: st.Page, key: str = "") -> None:
-    """For app.py: run the page, marked as inside the frame for exactly this run (race-free per session)."""
+def run(page: st.Page, key: str = "", view: shared_body.View | None = None) -> None:
+    """For app.py: run the page, marked as inside the frame for exactly this run (race-free per session); for a
+    following member (``view``: their class's live state), a recording of the same page's body if one matches."""
     with drawing(PageRun(key or page.url_path)):
-        page.run()
+        shared_body.draw(page.run, key or page.url_path, view)
 
 
 @contextmanager

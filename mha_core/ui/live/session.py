@@ -13,7 +13,7 @@ from mha_core.lesson.follow import Follower
 from mha_core.lesson.plan import QUIZ_PAGE
 from mha_core.lesson.presenter import Lesson as Lesson  # re-exported: cycle.py reads it from here
 from mha_core.lesson.presenter import Presenter
-from mha_core.ui import render, student
+from mha_core.ui import render, shared_body, student
 from mha_core.ui.live.keys import FLASH_KEY, FOLLOWER_KEY, PAGE_KEY, PRESENTER_KEY
 from mha_core.ui.nav import spec
 
@@ -92,6 +92,16 @@ def active_vote_role() -> str | None:
     if member() is not None and following() and live_seen() is not None:
         return "student"
     return None
+
+
+def class_view() -> shared_body.View | None:
+    """For app.py: a following member's class and the live state this run shows (what may be shared with every
+    classmate whose session holds the same), or None (presenting, exploring, not in a live class)."""
+    m = member()
+    state = None if m is None or presenting() or not following() else live_seen()
+    if m is None or state is None:
+        return None
+    return shared_body.View(m.class_id, state, frozenset({student.MEMBER_KEY, FOLLOWER_KEY}))
 
 
 def current_page() -> str:

@@ -13,7 +13,7 @@ from mha_core.classroom import DatabaseError, Member
 from mha_core.errors import LabError
 from mha_core.lesson import CONCEPTEST, FOLLOW_UP_ROUND, VoteState, ballot
 from mha_core.quiz.progress_store import Unsent
-from mha_core.ui import render
+from mha_core.ui import render, shared_body
 from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.live.cycle import teacher_vote
@@ -41,7 +41,13 @@ def _unsent_key(m: Member, vote: VoteState) -> str:
 
 
 def vote_box(key: str, prompt: str, options: Sequence[str], answer: int, explanation: str) -> None:
-    """The class vote on this prediction: the presenter's controls and figures, or the student's ballot."""
+    """The class vote on this prediction: the presenter's controls and figures, or the student's ballot (a
+    student's own part of a page shared by the class: ``shared_body.own``)."""
+    shared_body.own(_vote_box, key, prompt, tuple(options), answer, explanation)
+
+
+def _vote_box(key: str, prompt: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
+    """``vote_box``'s content."""
     with st.container(border=True, key=f"live_vote_{key.replace('.', '_')}"):
         st.markdown(f"**{t('live.vote_title')}** {prompt}")
         if active_vote_role() == "teacher":
