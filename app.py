@@ -4,7 +4,7 @@ import streamlit as st
 
 from mha_core.i18n import lang_from_locale
 from mha_core.settings import LANG
-from mha_core.ui import frame, live, present, sidebar, state, url
+from mha_core.ui import frame, live, present, shared_body, sidebar, state, url
 from mha_core.ui.i18n import lang
 from mha_core.ui.nav import spec
 
@@ -25,13 +25,12 @@ current_key = current.url_path or "overview"  # the default page's url_path is "
 st.logo(frame.icon(), size="large")
 with live.turn():  # class members' full runs take turns (a teacher's move reruns every follower at once)
     live.frame(current_key)  # before the sidebar's widgets: a following student's settings are set before drawn
+    view = live.class_view()  # a following member's class and its live state: what classmates' runs may share
     pipeline = spec(current_key).pipeline
     if not bare:
-        sidebar.language_switch()
-        if pipeline:
-            sidebar.pipeline_controls()
+        shared_body.draw(lambda: sidebar.controls(pipeline), current_key, view, part="sidebar")
     url.write(pipeline)
     url.notice()
     present.presentation(current_key, live=live_presenting)
-    frame.run(current, current_key, live.class_view())
+    frame.run(current, current_key, view)
     live.drawn()  # the page ran to its end: a following student's screen shows the teacher's state

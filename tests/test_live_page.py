@@ -628,3 +628,14 @@ def test_a_presenter_run_stopped_right_after_its_publish_keeps_presenting(store,
     ok(at.sidebar.select_slider(key=H_DIV.key).set_value(8).run())
     assert not any(translate("en", "live.take_over") == b.label for b in at.button)
     assert dict(read_live(store, info.id)[1].settings)[H_DIV.key] == 8  # the class follows the next move
+
+
+def test_followers_under_apptest_run_every_part_themselves(store):
+    """AppTest keeps each widget's format function in its session as the widget is drawn: a part replayed from a
+    classmate's recording (ui.shared_body) would leave the language radio without one, and the next run failed."""
+    teach_live("en")
+    info = the_class(store)
+    ann, bo = student(info.code, "Ann"), student(info.code, "Bo")
+    for s in (ann, bo, reloaded(ann), reloaded(bo)):  # a reload: a new session, opened on the teacher's page
+        ok(s.run())
+        assert s.sidebar.radio(key="lang").format_func("zh") == translate("zh", "common.lang_name")

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+import threading
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 from urllib.parse import parse_qs, urlencode
 
 import numpy as np
@@ -23,6 +25,7 @@ from mha_core.lesson.store import publish_live, save_plan
 from mha_core.quiz.progress_store import new_student_id
 from mha_core.settings import H_DIV, SETTINGS
 from mha_core.ui import shared_body
+from mha_core.ui.live import page
 from mha_core.ui.live.keys import LIVE_QUERY, SEND_KEY, choice_key
 from mha_core.ui.shared_body import MISSING, Recording, Store, frozen, same
 
@@ -67,6 +70,39 @@ def test_the_store_finds_the_newest_match_and_keeps_a_few_per_page():
     for c in range(shared_body.PAGES_KEPT + 1):
         store.keep(("why", c), Recording(start=()))
     assert ("split", 1) not in store.pages and len(store.pages) == shared_body.PAGES_KEPT
+
+
+def test_a_redraw_waits_until_the_event_loop_has_sent_what_was_queued_before_it(monkeypatch):
+    """A replayed page is queued faster than the loop sends it: the next follower's turn waits for the loop (a
+    flush hands its writes to the loop's next round, as Streamlit's sender tasks take them), never for ever."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    monkeypatch.setattr(page.Runtime, "exists", staticmethod(lambda: True))
+    monkeypatch.setattr(page.Runtime, "instance", staticmethod(
+        lambda: SimpleNamespace(_get_async_objs=lambda: SimpleNamespace(eventloop=loop))))
+    sent: list[str] = []
+    try:
+        def write() -> None:  # a socket write that takes a while
+            time.sleep(0.05)
+            sent.append("written")
+
+        gate = threading.Event()
+        loop.call_soon_threadsafe(gate.wait, 1.0)  # the loop busy: what follows is queued together
+        loop.call_soon_threadsafe(lambda: loop.call_soon(write))  # a flush, which hands its write to the next round
+        threading.Timer(0.05, gate.set).start()
+        assert page.caught_up(1.0) and sent == ["written"]
+        busy = threading.Event()
+        loop.call_soon_threadsafe(lambda: busy.wait(2.0))  # a loop stuck for 2 s
+        t0 = time.perf_counter()
+        assert not page.caught_up(0.1) and time.perf_counter() - t0 < 1.0
+        busy.set()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+    monkeypatch.setattr(page.Runtime, "exists", staticmethod(lambda: False))
+    assert not page.caught_up(1.0)  # AppTest: no server, no loop
 
 
 Drawn = tuple[list[tuple[tuple[int, ...], bytes]], dict[str, tuple[str, object, str]]]

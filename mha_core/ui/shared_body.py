@@ -1,14 +1,15 @@
-"""A class's redraw draws a lesson page's body once per state of the page, not once per student (issue 26).
+"""A class's redraw draws a lesson page's body (and the sidebar's controls) once per state, not once per student.
 
 When the teacher moves, every following student's session runs the whole page: 60 runs of the same body, one
-after the other. Here the first follower's run of a page body is recorded as it happens — every message it sends,
-every widget it registers, every media file it adds, every session-state key it reads or writes — and a later
-follower whose session holds the same value under every key the body read, whose page starts at the same place,
-gets those messages, widgets, files and writes without running the body. What is a student's own (the class
-vote's ballot, ``own``) is never recorded: it is run live, in place, in every follower's run.
+after the other (issue 26). Here the first follower's run of a part of the page (its body; the sidebar's controls)
+is recorded as it happens — every message it sends, every widget it registers, every media file it adds, every
+session-state key it reads or writes — and a later follower whose session holds the same value under every key the
+part read, whose page starts at the same place, gets those messages, widgets, files and writes without running it.
+What is a student's own (the class vote's ballot, ``own``) is never recorded: it is run live, in place, in every
+follower's run; so are the frame's poll and banner, outside the parts.
 
-Only a following member's full run of a lesson page shares (``SHARED_PAGES``); who the member is may only reach the
-body through their class's live state (``view``), which is part of the match. A recording is refused (kept by no
+Only a following member's full run of a lesson page shares (``SHARED_PAGES``); who the member is may only reach a
+part through their class's live state (``view``), which is part of the match. A recording is refused (kept by no
 one) when the body sends anything but deltas, sends from another thread, defines a fragment, or passes a widget a
 callback argument that is not plain data. Holds nothing that matters: recordings live in a process cache (a cleared
 cache costs one more run), and a follower that matches none runs the page as before.
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
+from streamlit import config
 from streamlit.delta_generator_singletons import context_dg_stack
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime import Runtime
@@ -42,8 +44,8 @@ from streamlit.runtime.state.safe_session_state import SafeSessionState
 
 # The lesson pages a live lesson teaches and votes on: their bodies are a function of the session's settings.
 SHARED_PAGES = frozenset({"overview", "prereq", "split", "attend", "concat", "why", "myths", "cost", "cross"})
-VARIANTS = 6    # recordings kept per page and class (a move's new live state makes the older ones stale)
-PAGES_KEPT = 48  # (page, class) pairs kept per process
+VARIANTS = 6    # recordings kept per page, part and class (a move's new live state makes the older ones stale)
+PAGES_KEPT = 48  # (page, part, class) kept per process
 PLAIN = (str, int, float, bool, type(None), bytes)
 
 
@@ -121,7 +123,7 @@ def _plain(arg: Any) -> bool:
 
 
 class Store:
-    """The process's recordings: (page, class view) -> the newest VARIANTS recordings, under a lock."""
+    """The process's recordings: (page, part, class) -> the newest VARIANTS recordings, under a lock."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -199,16 +201,18 @@ class View:
     keys: frozenset[str]
 
 
-def draw(run: Callable[[], None], page: str, view: View | None) -> None:
-    """Run a page body (``run``), or replay a recording of it for a following member whose session matches one.
+def draw(run: Callable[[], None], page: str, view: View | None, part: str = "body") -> None:
+    """Run ``part`` of ``page`` (``run``: the page's body, or the sidebar's controls), or replay a recording of it
+    for a following member whose session matches one.
 
     ``view``: a following member's class and its live state (None: not a following member of a live lesson; the
-    page runs as usual)."""
+    part runs as usual)."""
     ctx = get_script_run_ctx()
-    if view is None or page not in SHARED_PAGES or ctx is None or ctx.fragment_ids_this_run or not Runtime.exists():
+    if (view is None or page not in SHARED_PAGES or ctx is None or ctx.fragment_ids_this_run or not Runtime.exists()
+            or config.get_option("global.appTest")):  # AppTest keeps each widget's format_func in its session
         run()
         return
-    key, state, ignored = (page, view.class_id), view.live, view.keys
+    key, state, ignored = (page, part, view.class_id), view.live, view.keys
     found = store().find(key, lambda r: same(r.live, state) and _matches(r, ctx))
     if found is not None:
         _replay(found, ctx)

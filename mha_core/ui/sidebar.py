@@ -36,6 +36,13 @@ def _slider(setting: Setting) -> None:
                       help=t(setting.help) if setting.help else None)
 
 
+def controls(pipeline: bool) -> None:
+    """The sidebar's controls: the language on every page, and h, d_head and the rest on a pipeline page."""
+    language_switch()
+    if pipeline:
+        pipeline_controls()
+
+
 def language_switch() -> None:
     """中文 / English, remembered for the session."""
     st.sidebar.radio(

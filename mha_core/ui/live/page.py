@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.runtime import Runtime
 
 from mha_core.ui import present, student
 from mha_core.ui.live.follow import banner, follow_idle, follow_live
@@ -20,6 +21,34 @@ from mha_core.ui.live.session import follower, following, live_seen, presenting,
 RUNS_AT_ONCE = 1      # a process draws this many following students' full runs at a time (the rest wait)
 TURN_WAIT_S = 30.0    # a run waits at most this long for its turn, then runs anyway
 VOTE_FIRST_S = 1.0    # a redraw waits at most this long for the votes being sent (then runs anyway)
+CATCH_UP_S = 0.2      # a redraw waits at most this long for the event loop to send the redraws before it
+LOOP_HOPS = 3         # event loop rounds that send what was queued: flush, the sender tasks, their writes
+
+
+def caught_up(timeout: float) -> bool:
+    """Wait until the server's event loop has gone LOOP_HOPS rounds from now (what the runs before this one queued
+    has been handed to the sockets); False after ``timeout`` or outside a server.
+
+    A recorded page body is replayed in a few milliseconds (``shared_body``), faster than the event loop sends a
+    page's fifty messages: without a pause, a class's redraw queued a growing backlog of sending ahead of everything
+    else on the loop, a vote's own messages included (bench_live, 60 students: vote p50 0.15 s before the replay,
+    0.63-0.79 s with it, 0.15 s with this pause; issue 26)."""
+    if not Runtime.exists():
+        return False
+    try:
+        loop = Runtime.instance()._get_async_objs().eventloop  # noqa: SLF001 - as send_wakeup
+    except RuntimeError:
+        return False
+    done = threading.Event()
+
+    def hop(left: int) -> None:
+        if left:
+            loop.call_soon(hop, left - 1)
+        else:
+            done.set()
+
+    loop.call_soon_threadsafe(hop, LOOP_HOPS)
+    return done.wait(timeout)
 
 
 class Turns:
@@ -33,11 +62,13 @@ class Turns:
 
     @contextmanager
     def redraw(self) -> Iterator[None]:
-        """A follower's full run: its turn, begun once no vote is being sent (at most VOTE_FIRST_S later)."""
+        """A follower's full run: its turn, begun once no vote is being sent (at most VOTE_FIRST_S later) and the
+        event loop has sent what the turns before it drew (at most CATCH_UP_S later)."""
         got = self.runs.acquire(timeout=TURN_WAIT_S)
         try:
             with self.votes:
                 self.votes.wait_for(lambda: self.sending == 0, timeout=VOTE_FIRST_S)
+            caught_up(CATCH_UP_S)
             yield
         finally:
             if got:
