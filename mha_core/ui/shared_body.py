@@ -10,9 +10,10 @@ follower's run; so are the frame's poll and banner, outside the parts.
 
 Only a following member's full run of a lesson page shares (``SHARED_PAGES``); who the member is may only reach a
 part through their class's live state (``view``), which is part of the match. A recording is refused (kept by no
-one) when the body sends anything but deltas, sends from another thread, defines a fragment, or passes a widget a
-callback argument that is not plain data. Holds nothing that matters: recordings live in a process cache (a cleared
-cache costs one more run), and a follower that matches none runs the page as before.
+one) when the part sends anything but deltas, sends from another thread, defines a fragment, passes a widget a
+callback argument that is not plain data, goes through the whole session state, or stops; under AppTest nothing is
+shared. Holds nothing that matters: recordings live in a process cache (a cleared cache costs one more run), and a
+follower that matches none runs the part as before.
 
 Streamlit 1.67 has no API for this. While a run records (a context variable says which), ``install``'s patches of
 ``SafeSessionState`` (reads, writes, widget registration) and ``MediaFileManager.add``/``add_deferred`` note what
@@ -49,20 +50,24 @@ PAGES_KEPT = 48  # (page, part, class) kept per process
 PLAIN = (str, int, float, bool, type(None), bytes)
 
 
-class _Missing:
-    """A key the session did not hold when the body looked."""
+class _Mark:
+    """A value that is no value: a key the session did not hold when the part looked, or a widget's key the part
+    wrote first (its value follows from the write)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def __repr__(self) -> str:
-        return "MISSING"
+        return self.name
 
 
-MISSING = _Missing()
-WRITTEN = _Missing()  # a widget whose key the body itself wrote first: its value follows from the write
+MISSING = _Mark("MISSING")
+WRITTEN = _Mark("WRITTEN")
 
 
 @dataclass
 class Recording:
-    """One body run: what it read (key -> value as first read), where it began, and what it did, in order."""
+    """One run of a part: what it read (key -> value as first read), where it began, and what it did, in order."""
 
     start: tuple
     live: Any = None      # the class's live state the body was drawn for
@@ -93,7 +98,7 @@ _IGNORED: ContextVar[frozenset[str]] = ContextVar("mha_shared_body_ignored", def
 
 def frozen(value: Any, rec: Recording | None = None) -> Any:
     """``value`` as it is now (a copy of what may change in place); MISSING stays MISSING."""
-    if isinstance(value, (*PLAIN, _Missing)):
+    if isinstance(value, (*PLAIN, _Mark)):
         return value
     try:
         return copy.deepcopy(value)

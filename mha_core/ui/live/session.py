@@ -98,10 +98,11 @@ def class_view() -> shared_body.View | None:
     """For app.py: a following member's class and the live state this run shows (what may be shared with every
     classmate whose session holds the same), or None (presenting, exploring, not in a live class)."""
     m = member()
-    state = None if m is None or presenting() or not following() else live_seen()
-    if m is None or state is None:
+    if m is None or presenting() or not following():
         return None
-    return shared_body.View(m.class_id, state, frozenset({student.MEMBER_KEY, FOLLOWER_KEY}))
+    state = live_seen()
+    return None if state is None else shared_body.View(m.class_id, state,
+                                                       frozenset({student.MEMBER_KEY, FOLLOWER_KEY}))
 
 
 def current_page() -> str:
