@@ -30,7 +30,18 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.bench_speed import ARM, BARE, Case, Result, _do_move, _settle, cases, measure, open_case
+from benchmarks.bench_speed import (
+    ARM,
+    BARE,
+    Case,
+    Result,
+    _do_move,
+    _settle,
+    case_args,
+    cases,
+    measure,
+    open_case,
+)
 from harness.floor import BARE_APP
 from harness.replay import (
     FRAME_QUERY,
@@ -77,13 +88,8 @@ def record(browser, base: str, case: Case, quiet: int = 300, timeout: int = 60_0
 
 
 def main() -> int:
-    names = [c.name for c in cases() if not c.limit_ms]
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pages", nargs="*", default=names, choices=names, metavar="CASE",
-                    help=f"cases (default: all of {' '.join(names)})")
-    ap.add_argument("--moves", type=int, default=10, help="timed moves per case (default 10)")
-    ap.add_argument("--throttle", nargs="*", type=float, default=[1.0, 6.0], help="CPU slowdowns (default 1 6)")
-    ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
+    case_args(ap, [c.name for c in cases() if not c.limit_ms])  # the ratio cases
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     a = ap.parse_args()
     from playwright.sync_api import sync_playwright

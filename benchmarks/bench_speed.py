@@ -348,16 +348,21 @@ def table(results: list[Result], bare: dict[float, Result],
     return "\n".join(out)
 
 
-def main() -> int:
-    from playwright.sync_api import sync_playwright
-
-    names = [c.name for c in cases()]
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def case_args(ap: argparse.ArgumentParser, names: list[str]) -> None:
+    """The options a benchmark timing these cases takes (bench_speed's and bench_replay's, kept the same): which
+    cases, how many moves, which CPU slowdowns, when a page is settled."""
     ap.add_argument("--pages", nargs="*", default=names, choices=names, metavar="CASE",
                     help=f"cases to time (default: all of {' '.join(names)})")
     ap.add_argument("--moves", type=int, default=10, help="timed moves per case (p95 over them; default 10)")
     ap.add_argument("--throttle", nargs="*", type=float, default=[1.0, 6.0], help="CPU slowdowns (default 1 6)")
     ap.add_argument("--quiet", type=int, default=300, help="ms without DOM change or long task = settled")
+
+
+def main() -> int:
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    case_args(ap, [c.name for c in cases()])
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start")
     ap.add_argument("--floor", action="store_true",
                     help="also time the bare page with one chart, with 60 unchanged paragraphs, with the least frame "

@@ -18,7 +18,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from harness.server import start_server, stop_server
-from harness.websocket_client import DEFAULT_PAGE, Student, rerun_request, widget_key
+from harness.websocket_client import DEFAULT_PAGE, Run, Student, rerun_request
 from mha_core.classroom import Storage, sqlite_url
 from mha_core.lesson import LiveState, VoteState, default_plan, snapshot
 from mha_core.lesson.store import publish_live, save_plan
@@ -105,34 +105,37 @@ def test_a_redraw_waits_until_the_event_loop_has_sent_what_was_queued_before_it(
     assert not page.caught_up(1.0)  # AppTest: no server, no loop
 
 
-Drawn = tuple[list[tuple[tuple[int, ...], bytes]], dict[str, tuple[str, object, str]]]
+Deltas = list[tuple[tuple[int, ...], bytes]]
 
 
-async def _redrawn(student: Student, version: int) -> Drawn:
+def _note(fm: ForwardMsg, run: Run, fragments: dict[str, str]) -> None:
+    """A new element noted as the harness notes a run's (``Run.collect``), with the fragment each widget is in."""
+    if fm.WhichOneof("type") == "delta" and fm.delta.WhichOneof("type") == "new_element":
+        run.collect(fm.delta.new_element)
+        for wid, _, _ in run.widgets.values():
+            fragments.setdefault(wid, fm.delta.fragment_id)
+
+
+async def _redrawn(student: Student, version: int) -> tuple[Deltas, Run, dict[str, str]]:
     """The full run the server pushes to ``student`` for live ``version``: the page's deltas outside fragments (the
-    ballot is one), as (path, element with its run-to-run file ids blanked) in the order sent, and every widget
-    drawn (key -> id, element, fragment id)."""
-    deltas: list[tuple[tuple[int, ...], bytes]] = []
-    widgets: dict[str, tuple[str, object, str]] = {}
+    ballot is one), as (path, element with its run-to-run file ids blanked) in the order sent; its widgets; and the
+    fragment of each widget id."""
+    deltas: Deltas = []
+    run, fragments = Run(), {}
     while True:
         fm = await student.receive(timeout=20)
         kind = fm.WhichOneof("type")
         if kind == "new_session":
             deltas.clear()
-            widgets.clear()
+            run, fragments = Run(), {}
         elif kind == "page_info_changed":
             student.query = {k: v[0] for k, v in parse_qs(fm.page_info_changed.query_string).items()}
-        elif kind == "delta":
-            if not fm.delta.fragment_id:
-                deltas.append((tuple(fm.metadata.delta_path), HEX.sub(b"X", fm.delta.SerializeToString())))
-            if fm.delta.WhichOneof("type") == "new_element":
-                el = fm.delta.new_element
-                sub = getattr(el, el.WhichOneof("type"))
-                if isinstance(getattr(sub, "id", None), str) and sub.id.startswith("$$ID"):
-                    widgets[widget_key(sub.id)] = (sub.id, sub, fm.delta.fragment_id)
+        elif kind == "delta" and not fm.delta.fragment_id:
+            deltas.append((tuple(fm.metadata.delta_path), HEX.sub(b"X", fm.delta.SerializeToString())))
         elif (kind == "script_finished" and fm.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
               and student.query.get(LIVE_QUERY) == str(version)):
-            return deltas, widgets
+            return deltas, run, fragments
+        _note(fm, run, fragments)
 
 
 @pytest.mark.e2e
@@ -161,14 +164,14 @@ def test_a_classmate_gets_the_same_page_and_votes_as_themself(tmp_path):
             values[H_DIV.key] = 2         # a move: a new live state, recorded by one and replayed to the other
             moved = publish_live(store, info.id, replace(state, settings=snapshot(values)))
             moves = await asyncio.gather(*(_redrawn(s, moved) for s in students))
-            ballot = next(k for k in moves[1][1] if k.startswith("live_choice_") and k.endswith("_0"))
+            ballot = next(k for k in moves[1][1].widgets if k.startswith("live_choice_") and k.endswith("_0"))
             vote_key = ballot[len("live_choice_"):-2]  # the question as asked at these settings
             voting = publish_live(store, info.id, replace(state, settings=snapshot(values),
                                                           vote=VoteState(vote_key, 1, "open", 0, 4)))
             votes = await asyncio.gather(*(_redrawn(s, voting) for s in students))
-            for s, (_, widgets), choice in zip(students, votes, (1, 2), strict=True):
-                await _vote(s, widgets, vote_key, choice)
-            return [d for d, _ in moves], [d for d, _ in votes], vote_key
+            for s, (_, run, fragments), choice in zip(students, votes, (1, 2), strict=True):
+                await _vote(s, run, fragments, vote_key, choice)
+            return [d for d, _, _ in moves], [d for d, _, _ in votes], vote_key
         finally:
             for s in students:
                 await s.close()
@@ -185,26 +188,17 @@ def test_a_classmate_gets_the_same_page_and_votes_as_themself(tmp_path):
     assert stored == {0: 1, 1: 2}     # each vote stored as its own student's
 
 
-async def _vote(student: Student, drawn: dict[str, tuple[str, object, str]], vote_key: str, choice: int) -> None:
-    """Pick ``choice`` on the open ballot as drawn and send it, as a browser does (two runs of the ballot's
-    fragment)."""
-    ck = choice_key(vote_key, 1)
-
-    async def until(key: str) -> None:
-        while key not in drawn:
-            fm = await student.receive(timeout=20)
-            if fm.WhichOneof("type") == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                el = fm.delta.new_element
-                sub = getattr(el, el.WhichOneof("type"))
-                if isinstance(getattr(sub, "id", None), str) and sub.id.startswith("$$ID"):
-                    drawn[widget_key(sub.id)] = (sub.id, sub, fm.delta.fragment_id)
-
-    radio_id, radio, fragment = drawn[ck]
+async def _vote(student: Student, run: Run, fragments: dict[str, str], vote_key: str, choice: int) -> None:
+    """Pick ``choice`` on the open ballot as ``run`` drew it and send it, as a browser does (two runs of the
+    ballot's fragment)."""
+    radio_id, _, radio = run.widgets[choice_key(vote_key, 1)]
+    fragment = fragments[radio_id]
     pick = WidgetState(id=radio_id, string_value=radio.options[choice])
-    drawn.pop(SEND_KEY, None)
     await student.send(rerun_request(urlencode(student.query), "", [pick], fragment_id=fragment, auto=False))
-    await until(SEND_KEY)
-    send = WidgetState(id=drawn[SEND_KEY][0], trigger_value=True)
+    after = Run()
+    while SEND_KEY not in after.widgets:
+        _note(await student.receive(timeout=20), after, fragments)
+    send = WidgetState(id=after.widget_id(SEND_KEY), trigger_value=True)
     await student.send(rerun_request(urlencode(student.query), "", [pick, send], fragment_id=fragment, auto=False))
     ended = 0
     while ended < 2:  # the choice's run, then the send's
