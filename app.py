@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from mha_core import threads
 from mha_core.i18n import lang_from_locale
 from mha_core.settings import LANG
 from mha_core.ui import frame, live, present, shared_body, sidebar, state, url
@@ -34,3 +35,4 @@ with live.turn():  # class members' full runs take turns (a teacher's move rerun
     present.presentation(current_key, live=live_presenting)
     frame.run(current, current_key, view)
     live.drawn()  # the page ran to its end: a following student's screen shows the teacher's state
+threads.settle()  # what this run imported stays out of the garbage collector's full walks (see mha_core.threads)

@@ -8,7 +8,9 @@ only oversubscribe the cores, and both pools busy-wait for work (benchmarks/benc
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 # OpenBLAS's thread setter under the names its builds export: numpy's wheels (scipy-openblas, 64-bit ints) and
@@ -88,3 +90,42 @@ def quick_handoffs() -> None:
 def one_thread_each() -> None:
     """One thread each (idempotent): what the app server computes with."""
     set_threads(1)
+
+
+YOUNG_COLLECTION = 10_000  # new objects (net) that start a young collection (Python's default: 700)
+FREEZES_MAX = 8            # waves of imports frozen at most (each may also freeze what later becomes a cycle)
+
+
+def quiet_collector() -> None:
+    """Python's garbage collector started by 10,000 new objects instead of 700 (process-wide). Every script run
+    leaves a dozen small cycles (its runner, thread, locks and pool) and each of a lesson's 60 redraws a move made
+    several young collections: with 700, 1.1 s of young and 0.4 s of middle collections in a 60-student lesson's
+    moves and votes; with 10,000, 0.4 s and 0.2 s (benchmarks/bench_live with a collector callback, issue 26). A
+    young collection's cost follows the objects still alive when it starts, and most of a run's are gone by then."""
+    gc.set_threshold(YOUNG_COLLECTION, *gc.get_threshold()[1:])
+
+
+@dataclass
+class Frozen:
+    """How far the process's code is frozen out of the garbage collector (``settle``)."""
+
+    modules: int = 0  # modules loaded at the last freeze
+    freezes: int = 0
+
+
+FROZEN = Frozen()  # process-wide, as the collector is
+
+
+def settle(frozen: Frozen = FROZEN) -> bool:
+    """Move everything the collector tracks now into its permanent generation, once per wave of imports (True:
+    moved now), at most FREEZES_MAX times. A run ends with code loaded that lives as long as the process (modules,
+    their tables, the caches' models), and each full collection walked all of it again: 200,000 objects, 70-290 ms
+    with the GIL held, seven times in a 60-student lesson, a pause for whoever was being redrawn (issue 26); frozen,
+    one full collection in that lesson, of 7,000 objects. ``gc.freeze`` is one list move. What it also moves and
+    later dies is freed by its reference count; only a cycle among such objects stays, which the bound keeps small."""
+    loaded = len(sys.modules)
+    if loaded <= frozen.modules or frozen.freezes >= FREEZES_MAX:
+        return False
+    gc.freeze()
+    frozen.modules, frozen.freezes = loaded, frozen.freezes + 1
+    return True

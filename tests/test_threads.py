@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from mha_core import threads
+
 SCRIPT = """
 import numpy, torch
 from mha_core import threads
@@ -61,3 +63,23 @@ def test_the_app_hands_the_gil_over_within_a_millisecond():
     out = subprocess.run([sys.executable, "-c", "import sys, mha_core.ui; print(sys.getswitchinterval())"],
                          capture_output=True, text=True, check=True).stdout
     assert float(out) == SWITCH_INTERVAL_S < 0.005
+
+
+COLLECTOR = """
+import gc, sys
+from mha_core import threads
+threads.quiet_collector()
+print(gc.get_threshold()[0])
+frozen = threads.Frozen()
+print(threads.settle(frozen), gc.get_freeze_count() > 0, threads.settle(frozen))
+import colorsys  # a new wave of imports
+print(threads.settle(frozen))
+print(threads.settle(threads.Frozen(freezes=threads.FREEZES_MAX)))
+"""
+
+
+def test_the_collector_starts_later_and_freezes_once_per_wave_of_imports():
+    """Checked in a fresh process: both are process-wide. A run that imported nothing new freezes nothing (a freeze
+    may also keep a cycle alive for good: the bound caps how often)."""
+    out = subprocess.run([sys.executable, "-c", COLLECTOR], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:4] == [str(threads.YOUNG_COLLECTION), "True True False", "True", "False"]

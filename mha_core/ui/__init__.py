@@ -16,6 +16,7 @@ run_handoff.install()  # two races of a full run handing over to a fragment run 
 runner_events.install()  # a run's events reach the event loop in batches, not one wake-up each (see the module)
 send_wakeup.install()  # a message queued on the event loop sets its flush event directly (see the module)
 threads.quick_handoffs()  # the event loop gets the GIL back within 1 ms of wanting it (see mha_core.threads)
+threads.quiet_collector()  # fewer, larger young collections (see mha_core.threads)
 theme_message.install()  # every run's new-session message built without re-reading the theme config (see the module)
 shared_body.install()  # a class redraw runs a lesson page body once per state, not per student (see the module)
 
