@@ -67,7 +67,12 @@ def _storage(url: str) -> Storage:
 
 def storage() -> Storage:
     """The class store for the configured URL, schema created or migrated on first use (DatabaseError if down)."""
-    return _storage(database_url(os.environ, LazySecrets()))
+    return _storage(store_url())
+
+
+def store_url() -> str:
+    """The configured class store's URL (what ``storage`` opens)."""
+    return database_url(os.environ, LazySecrets())
 
 
 def limiter() -> RateLimiter:

@@ -19,6 +19,7 @@ from mha_core.quiz.progress_store import ProgressStore, new_student_id, valid_st
 from mha_core.ui import render
 from mha_core.ui.class_services import join_limiter, source_address, storage
 from mha_core.ui.i18n import t
+from mha_core.ui.shared_reads import shared
 
 STUDENT_KEY = "quiz_student"      # session: this student's id (the key to their progress and membership)
 MEMBER_KEY = "classroom_member"   # session: Member once joined
@@ -60,10 +61,9 @@ def show_flash() -> None:
 SHARED_S = 0.3  # a process's following students share one read of their class's removed keys for this long
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
 def _removed_in(class_id: int, window: int) -> frozenset[str]:
-    """The class's removed keys as read once in this time window (cached: shared by the process's students)."""
-    return storage().removed_keys(class_id)
+    """The class's removed keys as read once in this time window (shared by the process's students)."""
+    return shared(("removed", class_id), window, lambda: storage().removed_keys(class_id))
 
 
 def member(shared: bool = False) -> Member | None:

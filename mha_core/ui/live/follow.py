@@ -25,6 +25,7 @@ from mha_core.ui.i18n import t
 from mha_core.ui.live.keys import BACK_KEY, BANNER_KEY, EXPLORE_KEY, LIVE_QUERY
 from mha_core.ui.live.session import follower, following, go, member, set_follower
 from mha_core.ui.live.wake import Watcher, session_id, watcher
+from mha_core.ui.shared_reads import shared
 
 # A member's poll of the class's live state while the class is live: the fallback (the process's watcher wakes a
 # following session the moment the class moves, mha_core.ui.live.wake) and the heartbeat (lesson.follow.HEARTBEAT_S,
@@ -48,9 +49,8 @@ def drawn() -> None:
         st.query_params[LIVE_QUERY] = str(version)  # last: the browser has all of this run once it has this
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _read_live_in(class_id: int, window: int, watched: int | None) -> tuple[int, LiveState | None]:
-    """The class's live state as read once in this time window (cached: shared by the process's students)."""
+def _read_live(class_id: int) -> tuple[int, LiveState | None]:
+    """The class's live state, read now."""
     return read_live(storage(), class_id)
 
 
@@ -58,7 +58,8 @@ def shared_read(class_id: int, w: Watcher | None) -> tuple[int, LiveState | None
     """The class's live state, read once per SHARED_READ_S by this process for all its students (60 students
     polling every second would otherwise be 60 reads a second; a cleared cache only costs one more read). The
     version the watcher ``w`` read last is part of the key: the sessions it wakes read the state it saw grow."""
-    return _read_live_in(class_id, int(time.time() / SHARED_READ_S), None if w is None else w.version(class_id))
+    key = ("live", class_id, None if w is None else w.version(class_id))
+    return shared(key, int(time.time() / SHARED_READ_S), lambda: _read_live(class_id))
 
 
 def _report(m: Member | None, f: Follower, w: Watcher | None) -> None:

@@ -23,7 +23,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from mha_core.errors import LabError
 from mha_core.lesson import LiveState
 from mha_core.lesson.wake import Watchlist
-from mha_core.ui.class_services import storage
+from mha_core.ui.class_services import storage, store_url
 from mha_core.ui.nav import ROOT, spec
 
 if TYPE_CHECKING:
@@ -122,20 +122,20 @@ def page_of(data: str | None) -> str | None:
 
 
 @st.cache_resource(show_spinner=False, on_release=Watcher.stop)
-def _watcher(_store: Storage, url: str) -> Watcher:
+def _watcher(url: str) -> Watcher:
     """The process's watcher of the class store at ``url`` (its thread stops when the cache lets it go)."""
-    return Watcher(_store)
+    return Watcher(storage())
 
 
 def watcher() -> Watcher | None:
-    """This process's watcher; None outside a server (AppTest) or without a class store."""
+    """This process's watcher; None outside a server (AppTest) or without a class store. One cached lookup, by the
+    store's URL (two, the store's and the watcher's, were 3% of a class's redraw: issue 26)."""
     if not Runtime.exists():
         return None
     try:
-        store = storage()
+        return _watcher(store_url())
     except LabError:
         return None
-    return _watcher(store, str(store.engine.url))
 
 
 def session_id() -> str | None:
