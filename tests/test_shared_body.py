@@ -166,6 +166,8 @@ def test_a_classmate_gets_the_same_page_and_votes_as_themself(tmp_path):
             moves = await asyncio.gather(*(_redrawn(s, moved) for s in students))
             ballot = next(k for k in moves[1][1].widgets if k.startswith("live_choice_") and k.endswith("_0"))
             vote_key = ballot[len("live_choice_"):-2]  # the question as asked at these settings
+            run, fragments = moves[1][1], moves[1][2]
+            assert fragments[run.widget_id(ballot)] == ""  # before the vote opens: drawn with the page, shared
             voting = publish_live(store, info.id, replace(state, settings=snapshot(values),
                                                           vote=VoteState(vote_key, 1, "open", 0, 4)))
             votes = await asyncio.gather(*(_redrawn(s, voting) for s in students))

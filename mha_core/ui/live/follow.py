@@ -19,7 +19,7 @@ from mha_core.errors import LabError
 from mha_core.lesson import LiveState, default_plan
 from mha_core.lesson.follow import Follower, Move, poll
 from mha_core.lesson.store import load_plan, read_live
-from mha_core.ui import render
+from mha_core.ui import render, shared_body
 from mha_core.ui.class_services import storage
 from mha_core.ui.i18n import t
 from mha_core.ui.live.keys import BACK_KEY, BANNER_KEY, EXPLORE_KEY, LIVE_QUERY
@@ -139,9 +139,16 @@ def _on_back() -> None:
     set_follower(follower().back())
 
 
-def banner(m: Member, state: LiveState) -> None:
-    """"Following the teacher · step 3/9" with "Explore on my own", or "Back to the teacher" when exploring."""
+def banner(m: Member, state: LiveState, page: str, view: shared_body.View | None) -> None:
+    """"Following the teacher · step 3/9" with "Explore on my own", or "Back to the teacher" when exploring: for a
+    following member (``view``), drawn once per live state and language and shared with the classmates on the same
+    page (``shared_body``; the lesson's length is part of the key)."""
     n = _steps_in(m, state)
+    shared_body.draw(lambda: _banner(state, n), page, view, part=f"banner-{n}")
+
+
+def _banner(state: LiveState, n: int | None) -> None:
+    """``banner``'s content, for a lesson of ``n`` steps (None: unknown)."""
     where = (t("live.step_n_of", i=state.step + 1, n=n, page=t(f"nav.{state.page}")) if n
              else t("live.step_n", i=state.step + 1, page=t(f"nav.{state.page}")))
     with st.container(border=True, key=BANNER_KEY):

@@ -16,7 +16,7 @@ from mha_core.ui.live.follow import banner, follow_idle, follow_live
 from mha_core.ui.live.keys import LIVE_QUERY, PAGE_KEY
 from mha_core.ui.live.presenter import presenter_bar
 from mha_core.ui.live.projector import projector
-from mha_core.ui.live.session import follower, following, live_seen, presenting, set_follower
+from mha_core.ui.live.session import class_view, follower, following, live_seen, presenting, set_follower
 
 RUNS_AT_ONCE = 1      # a process draws this many following students' full runs at a time (the rest wait)
 TURN_WAIT_S = 30.0    # a run waits at most this long for its turn, then runs anyway
@@ -148,4 +148,4 @@ def frame(current_key: str) -> None:
         del st.query_params[LIVE_QUERY]
     if state is not None:  # drawn by the full run only: a poll that changes nothing draws nothing
         set_follower(follower().bannered())
-        banner(m, state)
+        banner(m, state, current_key, class_view())

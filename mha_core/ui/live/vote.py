@@ -42,8 +42,19 @@ def _unsent_key(m: Member, vote: VoteState) -> str:
 
 def vote_box(key: str, prompt: str, options: Sequence[str], answer: int, explanation: str) -> None:
     """The class vote on this prediction: the presenter's controls and figures, or the student's ballot (a
-    student's own part of a page shared by the class: ``shared_body.own``)."""
+    student's own part of a page shared by the class: ``shared_body.own``). Before the teacher opens this vote the
+    ballot is the same for every student (and the live state, which says so, is part of what a shared page
+    matches): it is drawn with the page, and shared with it."""
+    if active_vote_role() == "student" and _waiting(key):
+        _vote_box(key, prompt, tuple(options), answer, explanation)
+        return
     shared_body.own(_vote_box, key, prompt, tuple(options), answer, explanation)
+
+
+def _waiting(key: str) -> bool:
+    """The class's live state has no vote on ``key`` (not opened yet, or another question's)."""
+    state = live_seen()
+    return state is None or state.vote is None or state.vote.key != key
 
 
 def _vote_box(key: str, prompt: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
@@ -52,8 +63,18 @@ def _vote_box(key: str, prompt: str, options: tuple[str, ...], answer: int, expl
         st.markdown(f"**{t('live.vote_title')}** {prompt}")
         if active_vote_role() == "teacher":
             teacher_vote(key, tuple(options), answer, explanation)
+        elif _waiting(key):
+            _waiting_ballot(key, options)
         else:
             _student_vote(key, tuple(options), answer, explanation)
+
+
+def _waiting_ballot(key: str, options: tuple[str, ...]) -> None:
+    """The ballot before its vote opens: the question's options, not yet to be chosen (no fragment: nothing on it
+    reruns; the full run the opening wakes draws the ballot)."""
+    st.radio(t("common.predict_pick"), range(len(options)), index=None, key=choice_key(key, 0),
+             format_func=list(options).__getitem__, label_visibility="collapsed", disabled=True)
+    st.info(t("live.vote_wait_open"), icon=":material/hourglass_top:")
 
 
 def _on_send(m: Member, vote: VoteState) -> None:
@@ -143,12 +164,10 @@ def _ballot(key: str, options: tuple[str, ...], answer: int, explanation: str) -
     ss = st.session_state
     state, m = live_seen(), member()
     vote = state.vote if state is not None and state.vote is not None and state.vote.key == key else None
-    voted: dict = _stored_votes(m, key) if vote is not None else ss.setdefault(VOTED_KEY, {})
-    if vote is None:
-        st.radio(t("common.predict_pick"), range(len(options)), index=None, key=choice_key(key, 0),
-                 format_func=list(options).__getitem__, label_visibility="collapsed", disabled=True)
-        st.info(t("live.vote_wait_open"), icon=":material/hourglass_top:")
+    if vote is None:  # closed by the teacher while this fragment ran on its own
+        _waiting_ballot(key, options)
         return
+    voted = _stored_votes(m, key)
     follow = follow_up_question(vote) if vote.round == FOLLOW_UP_ROUND else None
     if follow is not None:  # the follow-up: another question on the same idea, in this student's language
         st.markdown(f"**{t('pi.follow_up_title')}**\n\n{follow.prompt}")
