@@ -3,7 +3,7 @@
 from streamlit import delta_generator
 
 from mha_core import threads
-from mha_core.ui import run_handoff, runner_events, send_wakeup, shared_body, theme_message
+from mha_core.ui import config_reads, run_handoff, runner_events, send_wakeup, shared_body, theme_message
 from mha_core.ui.i18n import bound_t, lang, t
 
 # Streamlit asks once per process, at the first element drawn, whether it runs in a Python REPL (to print a hint
@@ -12,6 +12,7 @@ from mha_core.ui.i18n import bound_t, lang, t
 # `streamlit run`, so the question is answered here; tests/test_imports.py fails if the pinned Streamlit renames it.
 delta_generator._use_warning_has_been_displayed = True  # noqa: SLF001 - see above
 
+config_reads.install()  # a config option read without Streamlit's process-wide lock (see the module)
 run_handoff.install()  # two races of a full run handing over to a fragment run (see the module)
 runner_events.install()  # a run's events reach the event loop in batches, not one wake-up each (see the module)
 send_wakeup.install()  # a message queued on the event loop sets its flush event directly (see the module)
