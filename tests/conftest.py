@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from dbhelpers import BACKENDS, empty_database
@@ -97,3 +98,14 @@ def tiny_model_dir(tmp_path_factory):
     BertModel(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+@pytest.fixture
+def app_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The app's own .streamlit/config.toml, parsed afresh; the config as it was afterwards."""
+    from streamlit import config
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    config.get_config_options(force_reparse=True)
+    yield
+    config.get_config_options(force_reparse=True)

@@ -4,25 +4,12 @@ for every option, after a write and after a parse; Streamlit's own read while a 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from streamlit import config
 
 import mha_core.ui  # noqa: F401 - installs it, as every page's import does
 from mha_core.ui import config_reads
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def app_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The app's own .streamlit/config.toml, parsed afresh; the config as it was afterwards."""
-    monkeypatch.chdir(ROOT)
-    config.get_config_options(force_reparse=True)
-    yield
-    config.get_config_options(force_reparse=True)
 
 
 def test_installed_when_the_ui_is_imported() -> None:

@@ -4,10 +4,7 @@ their options, are what Streamlit's own function builds, for the app's config an
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from streamlit import config
 from streamlit.config_option import ConfigOption
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -16,7 +13,6 @@ from streamlit.runtime import app_session
 import mha_core.ui  # noqa: F401 - installs it, as every page's import does
 from mha_core.ui import theme_message
 
-ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = ("theme", *(f"theme.{c.value}" for c in config.CustomThemeCategories))
 
 
@@ -29,15 +25,6 @@ def _new_session_themes(populate) -> bytes:
     for section in SECTIONS:
         populate(targets[section], section)
     return msg.SerializeToString(deterministic=True)
-
-
-@pytest.fixture
-def app_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The app's own .streamlit/config.toml, parsed afresh; the config as it was afterwards."""
-    monkeypatch.chdir(ROOT)
-    config.get_config_options(force_reparse=True)
-    yield
-    config.get_config_options(force_reparse=True)
 
 
 def test_installed_when_the_ui_is_imported() -> None:
