@@ -106,8 +106,8 @@ def sections(lang: str) -> dict[str, list[st.Page]]:
 
 
 def _copy(page: st.Page) -> st.Page:
-    """``copy.copy(page)`` without its reduce protocol (a Page is a plain object: its fields are its ``__dict__``),
-    a tenth of the time, 16 times in every run (py-spy: 5% of a live lesson's redraws, issue 26)."""
+    """``copy.copy(page)`` without its reduce protocol (a Page is a plain object: its fields are its ``__dict__``):
+    0.3 µs against 2.3, 16 times in every run (py-spy counted the copies in 5% of a live lesson's samples, issue 26)."""
     new = object.__new__(type(page))
     new.__dict__.update(page.__dict__)
     return new
