@@ -25,8 +25,9 @@ current_key = current.url_path or "overview"  # the default page's url_path is "
 
 st.logo(frame.icon(), size="large")
 with live.turn():  # class members' full runs take turns (a teacher's move reruns every follower at once)
-    live.frame(current_key)  # before the sidebar's widgets: a following student's settings are set before drawn
-    view = live.class_view()  # a following member's class and its live state: what classmates' runs may share
+    # Before the sidebar's widgets: a following student's settings are set before drawn. The view: a following
+    # member's class and its live state, what classmates' runs may share.
+    view = live.frame(current_key)
     pipeline = spec(current_key).pipeline
     if not bare:
         shared_body.draw(lambda: sidebar.controls(pipeline), current_key, view, part="sidebar")

@@ -46,14 +46,7 @@ from mha_core.ui.live.keys import (
 )
 from mha_core.ui.live.page import frame, turn
 from mha_core.ui.live.plan_editor import KEPT, NEW_STEP_MINUTES, plan_card
-from mha_core.ui.live.session import (
-    active_vote_role,
-    check_questions,
-    class_view,
-    current_page,
-    following,
-    presenting,
-)
+from mha_core.ui.live.session import active_vote_role, check_questions, current_page, following, presenting
 from mha_core.ui.live.vote import UNSENT, vote_box
 
 __all__ = [
@@ -63,6 +56,6 @@ __all__ = [
     "REVEAL_KEY", "ROLE_KEY", "SAVE_KEY", "SEND_KEY", "START_KEY", "TAKE_OVER_KEY", "COACH_KEY", "COUNTDOWN_KEY",
     "FOLLOW_UP_KEY", "SHOW_KEY", "kind_key",
     "TEACH_CODE_KEY", "TEACHER_KEY", "UNSENT", "Lesson", "active_vote_role", "check_questions", "choice_key",
-    "class_view", "current_page", "drawn", "following", "frame", "minutes_key", "plan_card", "presenting",
+    "current_page", "drawn", "following", "frame", "minutes_key", "plan_card", "presenting",
     "step_button_key", "turn", "vote_box",
 ]

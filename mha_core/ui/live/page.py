@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import streamlit as st
 from streamlit.runtime import Runtime
 
-from mha_core.ui import present, student
+from mha_core.ui import present, shared_body, student
 from mha_core.ui.live.follow import banner, follow_idle, follow_live
 from mha_core.ui.live.keys import LIVE_QUERY, PAGE_KEY
 from mha_core.ui.live.presenter import presenter_bar
@@ -120,19 +120,20 @@ def voting() -> Iterator[None]:
         yield
 
 
-def frame(current_key: str) -> None:
+def frame(current_key: str) -> shared_body.View | None:
     """For app.py, once per run after navigation and before the sidebar: the presenter's bar and publishing; the
-    follow poll and banner for a member of a class; nothing otherwise."""
+    follow poll and banner for a member of a class; nothing otherwise. What this run may share with classmates (a
+    following member's ``class_view``, None otherwise)."""
     ss = st.session_state
     ss[PAGE_KEY] = current_key
     if presenting():
         presenter_bar(current_key)
-        return
+        return None
     if present.presenting():
         projector()
     m = student.member(shared=following() and live_seen() is not None)  # redrawn with the class: a shared read
     if m is None:
-        return
+        return None
     if not present.presenting() and st.query_params.get(student.STUDENT_PARAM) != m.key:
         st.query_params[student.STUDENT_PARAM] = m.key  # a reload or a restart finds the member (and their votes)
     set_follower(follower().run_begins(time.time()))
@@ -146,6 +147,9 @@ def frame(current_key: str) -> None:
     state = live_seen()
     if state is None and LIVE_QUERY in st.query_params:  # the lesson ended: the address no longer follows one
         del st.query_params[LIVE_QUERY]
-    if state is not None:  # drawn by the full run only: a poll that changes nothing draws nothing
-        set_follower(follower().bannered())
-        banner(m, state, current_key, class_view())
+    if state is None:
+        return None
+    set_follower(follower().bannered())  # drawn by the full run only: a poll that changes nothing draws nothing
+    view = class_view()
+    banner(m, state, current_key, view)
+    return view

@@ -51,10 +51,16 @@ def vote_box(key: str, prompt: str, options: Sequence[str], answer: int, explana
     shared_body.own(_vote_box, key, prompt, tuple(options), answer, explanation)
 
 
-def _waiting(key: str) -> bool:
-    """The class's live state has no vote on ``key`` (not opened yet, or another question's)."""
+def _vote_on(key: str) -> VoteState | None:
+    """The class's vote on ``key`` as this session last read the live state (None: not opened yet, or another
+    question's)."""
     state = live_seen()
-    return state is None or state.vote is None or state.vote.key != key
+    return state.vote if state is not None and state.vote is not None and state.vote.key == key else None
+
+
+def _waiting(key: str) -> bool:
+    """No vote on ``key`` is going on."""
+    return _vote_on(key) is None
 
 
 def _vote_box(key: str, prompt: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
@@ -162,8 +168,7 @@ def _student_vote(key: str, options: tuple[str, ...], answer: int, explanation: 
 def _ballot(key: str, options: tuple[str, ...], answer: int, explanation: str) -> None:
     """The ballot's content: waiting for the vote, or the choice, "send", and what was sent."""
     ss = st.session_state
-    state, m = live_seen(), member()
-    vote = state.vote if state is not None and state.vote is not None and state.vote.key == key else None
+    m, vote = member(), _vote_on(key)
     if vote is None:  # closed by the teacher while this fragment ran on its own
         _waiting_ballot(key, options)
         return
